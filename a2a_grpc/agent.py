@@ -1,0 +1,204 @@
+"""The API for plugging agent logic in: `AgentExecutor`, `RequestContext`, `TaskEvents`.
+
+An agent is a class with an async `execute(context, events)`. The context
+says what arrived (the message, the task it continues, referenced tasks, the
+caller); `events` is how the agent answers: either one direct `reply(...)`,
+or task events (`working`, `artifact`, `complete`, `require_input`, ...).
+The server owns ids, timestamps, storage, streaming and the lifecycle rules:
+an illegal move (say, `working()` after `complete()`) raises
+`IllegalTransitionError` in the agent and changes nothing.
+
+    class Echo(AgentExecutor):
+        async def execute(self, context, events):
+            await events.working()
+            await events.artifact(f"echo: {context.text}")
+            await events.complete()
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from google.protobuf.struct_pb2 import Struct
+
+from generated.a2a_pb2 import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+from .context import CallContext
+from .core import states
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Everything the agent is told about one incoming message."""
+
+    message: Message
+    task_id: str
+    context_id: str
+    # The task this message continues (a copy), None when it starts a new one.
+    task: Task | None
+    # Tasks named in message.referenceTaskIds that the caller may see.
+    referenced_tasks: list[Task]
+    call: CallContext
+    configuration: SendMessageConfiguration = field(default_factory=SendMessageConfiguration)
+    metadata: Struct = field(default_factory=Struct)
+
+    @property
+    def text(self) -> str:
+        """The message's text parts joined by newlines."""
+        return "\n".join(p.text for p in self.message.parts if p.WhichOneof("content") == "text")
+
+
+class AgentExecutor:
+    """Subclass and implement `execute`; override `cancel` to stop cleanly.
+
+    `execute` runs as its own asyncio task. Raising an A2AError before the
+    first event fails the call with that error (e.g. ContentTypeNotSupported);
+    any other exception, or returning while the task is still working, fails
+    the task (the traceback is logged, the client sees a generic message).
+    """
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        raise NotImplementedError
+
+    async def cancel(self, task: Task, events: TaskEvents) -> None:
+        """Called on CancelTask. The default does nothing: the server then
+        stops `execute` (asyncio cancellation) and marks the task CANCELED.
+        An override may emit its own final status instead."""
+
+
+class EventSink(Protocol):
+    async def emit(self, event: StreamResponse) -> None: ...
+
+
+Content = str | Part | Iterable[Part]
+
+
+def _parts(content: Content) -> list[Part]:
+    if isinstance(content, str):
+        return [Part(text=content)]
+    if isinstance(content, Part):
+        return [content]
+    return list(content)
+
+
+class TaskEvents:
+    """Builds the events of one task and hands them to the server, in order."""
+
+    def __init__(self, sink: EventSink, task_id: str, context_id: str) -> None:
+        self._sink = sink
+        self.task_id = task_id
+        self.context_id = context_id
+
+    def agent_message(self, content: Content, *, metadata: Struct | None = None) -> Message:
+        """A ROLE_AGENT message for this task, with a fresh messageId."""
+        return Message(
+            message_id=str(uuid.uuid4()),
+            context_id=self.context_id,
+            task_id=self.task_id,
+            role=Role.ROLE_AGENT,
+            parts=_parts(content),
+            metadata=metadata,
+        )
+
+    async def reply(self, content: Content | Message) -> None:
+        """Answer with a direct Message instead of a task (new requests only)."""
+        if not isinstance(content, Message):
+            msg = self.agent_message(content)
+        else:
+            msg = Message()
+            msg.CopyFrom(content)
+            msg.role = Role.ROLE_AGENT
+            msg.context_id = msg.context_id or self.context_id
+            msg.message_id = msg.message_id or str(uuid.uuid4())
+        msg.ClearField("task_id")  # a direct reply belongs to no task
+        await self._sink.emit(StreamResponse(message=msg))
+
+    async def status(
+        self, state: TaskState.ValueType, content: Content | Message | None = None
+    ) -> None:
+        """Move the task to `state`, with an optional agent message."""
+        status = TaskStatus(state=state)
+        if isinstance(content, Message):
+            status.message.CopyFrom(content)
+        elif content is not None:
+            status.message.CopyFrom(self.agent_message(content))
+        update = TaskStatusUpdateEvent(
+            task_id=self.task_id, context_id=self.context_id, status=status
+        )
+        await self._sink.emit(StreamResponse(status_update=update))
+
+    async def submit(self) -> None:
+        """Create the task now (SUBMITTED) without any other change."""
+        await self._sink.emit(StreamResponse(task=Task(id=self.task_id)))
+
+    async def working(self, content: Content | Message | None = None) -> None:
+        await self.status(states.WORKING, content)
+
+    async def complete(self, content: Content | Message | None = None) -> None:
+        await self.status(states.COMPLETED, content)
+
+    async def fail(self, content: Content | Message | None = None) -> None:
+        await self.status(states.FAILED, content)
+
+    async def reject(self, content: Content | Message | None = None) -> None:
+        await self.status(states.REJECTED, content)
+
+    async def cancel(self, content: Content | Message | None = None) -> None:
+        await self.status(states.CANCELED, content)
+
+    async def require_input(self, content: Content | Message | None = None) -> None:
+        await self.status(states.INPUT_REQUIRED, content)
+
+    async def require_auth(self, content: Content | Message | None = None) -> None:
+        await self.status(states.AUTH_REQUIRED, content)
+
+    async def artifact(
+        self,
+        content: Content,
+        *,
+        artifact_id: str | None = None,
+        name: str = "",
+        description: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+        extensions: Sequence[str] = (),
+        metadata: Struct | None = None,
+    ) -> str:
+        """Emit an artifact or a chunk of one; returns its artifactId.
+
+        Stream an artifact in chunks with the same `artifact_id`: the first
+        chunk with `append=False`, later ones with `append=True`, the last
+        with `last_chunk=True`.
+        """
+        art = Artifact(
+            artifact_id=artifact_id or str(uuid.uuid4()),
+            name=name,
+            description=description,
+            parts=_parts(content),
+            extensions=list(extensions),
+            metadata=metadata,
+        )
+        update = TaskArtifactUpdateEvent(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            artifact=art,
+            append=append,
+            last_chunk=last_chunk,
+        )
+        await self._sink.emit(StreamResponse(artifact_update=update))
+        return art.artifact_id

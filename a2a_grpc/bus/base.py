@@ -1,0 +1,34 @@
+"""The event bus contract.
+
+A publisher (the task's single writer) publishes each event with its
+sequence number after the store has it. Every subscriber of that task gets
+every event published after it subscribed, in publication order; closing a
+subscription affects no other (spec §3.5.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import NamedTuple, Protocol
+
+from generated.a2a_pb2 import StreamResponse
+
+
+class Event(NamedTuple):
+    seq: int
+    payload: StreamResponse
+
+
+class Subscription(Protocol):
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+
+    async def next(self) -> Event:
+        """The next event, waiting for it."""
+
+
+class EventBus(Protocol):
+    async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
+
+    def subscribe(self, task_id: str) -> AbstractAsyncContextManager[Subscription]:
+        """Subscribe for the duration of an `async with` block."""

@@ -1,0 +1,39 @@
+"""What the handler knows about a call besides its request message."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+CURRENT_VERSION = "1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who is calling and with which service parameters (spec §3.2.6).
+
+    `user` is the authenticated caller ("" for anonymous); tasks are scoped to
+    it. `version` is the `A2A-Version` the client sent, None when it sent none.
+    `extensions` are the URIs from `A2A-Extensions`. `metadata` holds the
+    transport's headers or gRPC metadata, keys lower-cased.
+    """
+
+    user: str = ""
+    tenant: str = ""
+    version: str | None = None
+    extensions: frozenset[str] = frozenset()
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str], *, user: str = "") -> CallContext:
+        """Build a context from HTTP headers or gRPC metadata (any key case)."""
+        lowered = {k.lower(): v for k, v in headers.items()}
+        raw_ext = lowered.get("a2a-extensions", "")
+        extensions = frozenset(x.strip() for x in raw_ext.split(",") if x.strip())
+        version = lowered.get("a2a-version")
+        return cls(
+            user=user,
+            version=version.strip() if version is not None else None,
+            extensions=extensions,
+            metadata=lowered,
+        )

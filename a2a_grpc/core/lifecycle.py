@@ -1,0 +1,126 @@
+"""How events change a task, and which messages may reach which task.
+
+Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
+
+- `apply(task, event)` is the reducer: the only code that changes a stored
+  task. It checks the event before touching the task, so a refused event
+  leaves the task exactly as it was.
+- `check_follow_up(task, message)` is §3.4.2 for a message that names a task:
+  the context must match, and a final task takes no more messages.
+- `trim_history(task, n)` is §3.2.4: unset = all, 0 = none, n = the last n.
+"""
+
+from __future__ import annotations
+
+from generated.a2a_pb2 import Message, StreamResponse, Task
+
+from . import states
+from .errors import (
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    UnsupportedOperationError,
+)
+
+
+class IllegalTransitionError(InvalidAgentResponseError):
+    """The agent tried to move a task where the lifecycle does not allow."""
+
+
+def apply(task: Task, event: StreamResponse) -> None:
+    """Apply one status or artifact event to `task`, in place.
+
+    Raises InvalidAgentResponseError (and changes nothing) when the event does
+    not belong to the task or is not allowed in its current state.
+    """
+    kind = event.WhichOneof("payload")
+    if kind == "status_update":
+        update = event.status_update
+        _check_ids(task, update.task_id, update.context_id)
+        current, target = task.status.state, update.status.state
+        if not states.can_move(current, target):
+            raise IllegalTransitionError(
+                f"task {task.id}: {states.name(current)} -> {states.name(target)} "
+                "is not a legal transition"
+            )
+        task.status.CopyFrom(update.status)
+        if update.status.HasField("message"):
+            task.history.append(update.status.message)
+    elif kind == "artifact_update":
+        art = event.artifact_update
+        _check_ids(task, art.task_id, art.context_id)
+        if task.status.state in states.TERMINAL:
+            raise IllegalTransitionError(
+                f"task {task.id} is {states.name(task.status.state)}; "
+                "a final task takes no more artifacts"
+            )
+        _merge_artifact(task, event)
+    else:
+        raise InvalidAgentResponseError(
+            f"task {task.id}: a {kind or 'empty'} event cannot update a task"
+        )
+
+
+def _check_ids(task: Task, task_id: str, context_id: str) -> None:
+    if task_id != task.id or context_id != task.context_id:
+        raise InvalidAgentResponseError(
+            f"event for task {task_id!r}/context {context_id!r} "
+            f"does not belong to task {task.id!r}/context {task.context_id!r}"
+        )
+
+
+def _merge_artifact(task: Task, event: StreamResponse) -> None:
+    update = event.artifact_update
+    new = update.artifact
+    existing = next((a for a in task.artifacts if a.artifact_id == new.artifact_id), None)
+    if update.append:
+        if existing is None:
+            raise InvalidAgentResponseError(
+                f"task {task.id}: append to unknown artifact {new.artifact_id!r}"
+            )
+        existing.parts.extend(new.parts)
+        existing.extensions.extend(x for x in new.extensions if x not in existing.extensions)
+        if new.HasField("metadata"):
+            existing.metadata.MergeFrom(new.metadata)
+    elif existing is not None:
+        existing.CopyFrom(new)  # same id, not an append: the new version wins
+    else:
+        task.artifacts.append(new)
+
+
+def check_follow_up(task: Task, message: Message) -> None:
+    """May `message`, which names `task`, be delivered to it? (§3.4.2)"""
+    if message.context_id and message.context_id != task.context_id:
+        raise InvalidParamsError(
+            f"message.contextId {message.context_id!r} does not match the "
+            f"context {task.context_id!r} of task {task.id!r}",
+            violations=[("message.contextId", "must match the task's contextId")],
+        )
+    if task.status.state in states.TERMINAL:
+        raise UnsupportedOperationError(
+            f"task {task.id} is {states.name(task.status.state)}: a final task "
+            "accepts no more messages; send without taskId to start a new task"
+        )
+
+
+def trim_history(task: Task, history_length: int | None) -> Task:
+    """Keep the last `history_length` messages (None keeps all). In place."""
+    if history_length is None:
+        return task
+    if history_length <= 0:
+        task.ClearField("history")
+    elif len(task.history) > history_length:
+        del task.history[: len(task.history) - history_length]
+    return task
+
+
+def history_length_of(msg: object) -> int | None:
+    """The optional `history_length` of a request or configuration, if set."""
+    if msg is None or not msg.HasField("history_length"):  # type: ignore[attr-defined]
+        return None
+    value: int = msg.history_length  # type: ignore[attr-defined]
+    if value < 0:
+        raise InvalidParamsError(
+            f"historyLength must be >= 0, got {value}",
+            violations=[("historyLength", "must be a non-negative integer")],
+        )
+    return value

@@ -1,0 +1,432 @@
+"""RequestHandler: the eleven A2A operations, once, for every transport.
+
+Each method takes the generated request message and a CallContext and returns
+the response type the proto declares. Streaming methods are coroutines that
+validate, subscribe and wait for the first event, then return the iterator:
+every error a client can cause is raised by the `await`, before a transport
+has sent a header or an SSE byte. Transports (gRPC servicer, JSON-RPC, REST)
+only decode, call and encode; every protocol rule is here or in `core`.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+
+from google.protobuf.empty_pb2 import Empty
+
+from generated.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+
+from .agent import AgentExecutor, RequestContext
+from .bus import EventBus, LocalEventBus, Subscription
+from .context import CallContext
+from .core import lifecycle, listing, states
+from .core.errors import (
+    ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
+    FieldViolation,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+    VersionNotSupportedError,
+)
+from .core.validate import require, validate
+from .runtime import ActorRegistry, Run, TaskActor
+from .stores import MemoryTaskStore, Scope, TaskStore
+
+SUPPORTED_VERSIONS = ("1.0",)
+
+
+class RequestHandler:
+    """The A2A service over an agent, a task store and an event bus."""
+
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        card: AgentCard,
+        *,
+        store: TaskStore | None = None,
+        bus: EventBus | None = None,
+        extended_card: AgentCard | None = None,
+    ) -> None:
+        self.executor = executor
+        self.card = card
+        self.extended_card = extended_card
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.bus: EventBus = bus if bus is not None else LocalEventBus()
+        self._actors = ActorRegistry(self.store, self.bus)
+
+    async def close(self) -> None:
+        """Stop all running agent work (server shutdown)."""
+        await self._actors.close()
+
+    # -- service parameters and capabilities (spec §3.2.6, §3.3.4, §3.6) --
+
+    def _preflight(self, ctx: CallContext) -> None:
+        version = ctx.version
+        # No A2A-Version is served as 1.0 until the 0.3 compatibility layer exists.
+        if version:
+            major_minor = ".".join(version.split(".")[:2])
+            if major_minor not in SUPPORTED_VERSIONS:
+                raise VersionNotSupportedError(
+                    f"A2A version {version!r} is not supported; this agent serves "
+                    + ", ".join(SUPPORTED_VERSIONS),
+                    metadata={"supportedVersions": ",".join(SUPPORTED_VERSIONS)},
+                )
+        for ext in self.card.capabilities.extensions:
+            if ext.required and ext.uri not in ctx.extensions:
+                raise ExtensionSupportRequiredError(
+                    f"this agent requires extension {ext.uri}; declare it in A2A-Extensions",
+                    metadata={"extension": ext.uri},
+                )
+
+    def _require_streaming(self) -> None:
+        if not self.card.capabilities.streaming:
+            raise UnsupportedOperationError("this agent does not support streaming")
+
+    def _require_push(self) -> None:
+        if not self.card.capabilities.push_notifications:
+            raise PushNotificationNotSupportedError(
+                "this agent does not support push notifications"
+            )
+
+    @staticmethod
+    def _scope(tenant: str, ctx: CallContext) -> Scope:
+        return Scope(tenant or ctx.tenant, ctx.user)
+
+    # -- SendMessage / SendStreamingMessage --
+
+    async def _start(
+        self, req: SendMessageRequest, ctx: CallContext,
+        before: Callable[[str], Awaitable[None]] | None = None,
+    ) -> tuple[TaskActor, Run]:
+        """Check the request, pick or load the task, and start the agent on it.
+
+        `before(task_id)` runs just before the checks that must be atomic with
+        the start (a stream subscribes there, so it misses no event).
+        """
+        self._preflight(ctx)
+        validate(req)
+        lifecycle.history_length_of(req.configuration)  # validates the value
+        push = req.configuration.task_push_notification_config
+        if req.configuration.HasField("task_push_notification_config"):
+            self._require_push()
+        scope = self._scope(req.tenant, ctx)
+        msg = Message()
+        msg.CopyFrom(req.message)
+        referenced = []
+        for ref in msg.reference_task_ids:
+            found = await self.store.get(scope, ref)
+            if found is not None:
+                referenced.append(found.task)
+
+        async def on_create(task: Task) -> None:
+            if req.configuration.HasField("task_push_notification_config"):
+                await self._save_push(scope, task.id, push)
+
+        if not msg.task_id:
+            task_id, context_id = str(uuid.uuid4()), msg.context_id or str(uuid.uuid4())
+            msg.task_id, msg.context_id = task_id, context_id
+            if before is not None:
+                await before(task_id)
+            context = self._request_context(req, msg, None, referenced, ctx)
+            actor = self._actors.new(scope, task_id, context_id)
+            return actor, self._actors.start(actor, self.executor, context, on_create)
+        if before is not None:
+            await before(msg.task_id)
+        async with self._actors.loaded(scope, msg.task_id) as actor:
+            snap = actor.snapshot()
+            assert snap is not None
+            lifecycle.check_follow_up(snap[0], msg)
+            if actor.busy() or snap[0].status.state not in states.INTERRUPTED:
+                raise UnsupportedOperationError(
+                    f"task {actor.task_id} is {states.name(snap[0].status.state)}; it takes a "
+                    "new message only when it asks for input or auth. Wait, or cancel it"
+                )
+            msg.context_id = actor.context_id
+            context = self._request_context(req, msg, snap[0], referenced, ctx)
+            return actor, self._actors.start(actor, self.executor, context, on_create)
+
+    @staticmethod
+    def _request_context(
+        req: SendMessageRequest, msg: Message, task: Task | None, referenced: list[Task],
+        ctx: CallContext,
+    ) -> RequestContext:
+        return RequestContext(
+            message=msg, task_id=msg.task_id, context_id=msg.context_id, task=task,
+            referenced_tasks=referenced, call=ctx, configuration=req.configuration,
+            metadata=req.metadata,
+        )
+
+    async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
+        actor, run = await self._start(req, ctx)
+        if req.configuration.return_immediately:
+            error = await run.started
+            if error is not None:
+                raise error
+            outcome = run.settled.result() if run.settled.done() else actor.response()
+        else:
+            outcome = await run.settled
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if outcome.HasField("task"):
+            limit = lifecycle.history_length_of(req.configuration)
+            lifecycle.trim_history(outcome.task, limit)
+        return outcome
+
+    async def send_streaming_message(
+        self, req: SendMessageRequest, ctx: CallContext
+    ) -> AsyncIterator[StreamResponse]:
+        self._require_streaming()
+        stack = AsyncExitStack()
+        subs: list[Subscription] = []
+
+        async def subscribe(task_id: str) -> None:
+            subs.append(await stack.enter_async_context(self.bus.subscribe(task_id)))
+
+        try:
+            _, run = await self._start(req, ctx, subscribe)
+            error = await run.started
+            if error is not None:
+                raise error
+        except BaseException:
+            await stack.aclose()
+            raise
+        return self._follow(stack, subs[0], run.first_seq)
+
+    async def _follow(
+        self, stack: AsyncExitStack, sub: Subscription, first_seq: int
+    ) -> AsyncIterator[StreamResponse]:
+        async with stack:
+            async for event in sub:
+                if event.seq < first_seq:
+                    continue
+                yield event.payload
+                if _ends_stream(event.payload):
+                    return
+
+    # -- tasks --
+
+    async def get_task(self, req: GetTaskRequest, ctx: CallContext) -> Task:
+        self._preflight(ctx)
+        validate(req)
+        limit = lifecycle.history_length_of(req)
+        task = await self._get(self._scope(req.tenant, ctx), req.id)
+        return lifecycle.trim_history(task, limit)
+
+    async def _get(self, scope: Scope, task_id: str) -> Task:
+        found = await self.store.get(scope, task_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        return found.task
+
+    async def list_tasks(self, req: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
+        self._preflight(ctx)
+        validate(req)
+        scope = self._scope(req.tenant, ctx)
+        query = listing.query_of(req, ctx.user)
+        query = dataclasses.replace(query, tenant=scope.tenant)
+        probe = dataclasses.replace(query, page_size=query.page_size + 1)
+        tasks, total = await self.store.list(probe)
+        more = len(tasks) > query.page_size
+        tasks = tasks[: query.page_size]
+        for task in tasks:
+            if not query.include_artifacts:
+                task.ClearField("artifacts")
+            lifecycle.trim_history(task, query.history_length)
+        token = listing.encode_cursor(listing.sort_key(tasks[-1])) if more else ""
+        return ListTasksResponse(
+            tasks=tasks, next_page_token=token, page_size=query.page_size, total_size=total
+        )
+
+    async def cancel_task(self, req: CancelTaskRequest, ctx: CallContext) -> Task:
+        self._preflight(ctx)
+        validate(req)
+        async with self._actors.loaded(self._scope(req.tenant, ctx), req.id) as actor:
+            snap = actor.snapshot()
+            assert snap is not None
+            state = snap[0].status.state
+            if state == states.CANCELED:
+                return snap[0]  # §3.3.1: cancel is idempotent
+            if state in states.TERMINAL:
+                raise TaskNotCancelableError(
+                    f"task {req.id} is {states.name(state)} and can no longer be canceled",
+                    metadata={"taskId": req.id, "state": states.name(state)},
+                )
+            await actor.cancel(self.executor)
+            final = actor.snapshot()
+            assert final is not None
+            return final[0]
+
+    async def subscribe_to_task(
+        self, req: SubscribeToTaskRequest, ctx: CallContext
+    ) -> AsyncIterator[StreamResponse]:
+        self._require_streaming()
+        self._preflight(ctx)
+        validate(req)
+        stack = AsyncExitStack()
+        try:
+            sub = await stack.enter_async_context(self.bus.subscribe(req.id))
+            found = await self.store.get(self._scope(req.tenant, ctx), req.id)
+            if found is None:
+                raise TaskNotFoundError(f"task {req.id!r} not found", metadata={"taskId": req.id})
+            state = found.task.status.state
+            if state in states.TERMINAL:
+                raise UnsupportedOperationError(
+                    f"task {req.id} is {states.name(state)}; a final task has no more "
+                    "events to subscribe to. Use GetTask to read it"
+                )
+        except BaseException:
+            await stack.aclose()
+            raise
+        return self._subscription(stack, sub, found.task, found.seq)
+
+    async def _subscription(
+        self, stack: AsyncExitStack, sub: Subscription, task: Task, seq: int
+    ) -> AsyncIterator[StreamResponse]:
+        async with stack:
+            yield StreamResponse(task=task)  # §3.1.6: the current Task comes first
+            async for event in sub:
+                if event.seq <= seq:
+                    continue  # already part of the snapshot
+                yield event.payload
+                if _ends_stream(event.payload):
+                    return
+
+    # -- push notification configs (delivery is the push notifier's job) --
+
+    async def _save_push(
+        self, scope: Scope, task_id: str, config: TaskPushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        saved = TaskPushNotificationConfig()
+        saved.CopyFrom(config)
+        saved.task_id = task_id
+        saved.tenant = scope.tenant
+        saved.id = saved.id or str(uuid.uuid4())
+        await self.store.save_push_config(scope, saved)
+        return saved
+
+    async def create_task_push_notification_config(
+        self, req: TaskPushNotificationConfig, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        self._preflight(ctx)
+        self._require_push()
+        validate(req)
+        require(bool(req.task_id), "taskId", "is required")
+        scope = self._scope(req.tenant, ctx)
+        await self._get(scope, req.task_id)
+        return await self._save_push(scope, req.task_id, req)
+
+    async def get_task_push_notification_config(
+        self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        self._preflight(ctx)
+        self._require_push()
+        validate(req)
+        scope = self._scope(req.tenant, ctx)
+        await self._get(scope, req.task_id)
+        config = await self.store.get_push_config(scope, req.task_id, req.id)
+        if config is None:
+            raise TaskNotFoundError(
+                f"push notification config {req.id!r} not found for task {req.task_id!r}",
+                metadata={"taskId": req.task_id, "configId": req.id},
+            )
+        return config
+
+    async def list_task_push_notification_configs(
+        self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        self._preflight(ctx)
+        self._require_push()
+        validate(req)
+        if req.page_size < 0:
+            raise InvalidParamsError(
+                "pageSize must be >= 0", violations=[FieldViolation("pageSize", "must be >= 0")]
+            )
+        scope = self._scope(req.tenant, ctx)
+        await self._get(scope, req.task_id)
+        configs = await self.store.list_push_configs(scope, req.task_id)
+        start = _offset_of(req.page_token)
+        end = len(configs) if req.page_size == 0 else start + req.page_size
+        token = _offset_token(end) if end < len(configs) else ""
+        return ListTaskPushNotificationConfigsResponse(
+            configs=configs[start:end], next_page_token=token
+        )
+
+    async def delete_task_push_notification_config(
+        self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        self._preflight(ctx)
+        self._require_push()
+        validate(req)
+        scope = self._scope(req.tenant, ctx)
+        await self._get(scope, req.task_id)
+        await self.store.delete_push_config(scope, req.task_id, req.id)
+        return Empty()
+
+    # -- agent card --
+
+    async def get_extended_agent_card(
+        self, req: GetExtendedAgentCardRequest, ctx: CallContext
+    ) -> AgentCard:
+        self._preflight(ctx)
+        if not self.card.capabilities.extended_agent_card:
+            raise UnsupportedOperationError("this agent does not offer an extended agent card")
+        if self.extended_card is None:
+            raise ExtendedAgentCardNotConfiguredError()
+        card = AgentCard()
+        card.CopyFrom(self.extended_card)
+        return card
+
+
+def _ends_stream(event: StreamResponse) -> bool:
+    """§3.1.2: a stream ends after a Message, or a final or interrupted status."""
+    kind = event.WhichOneof("payload")
+    if kind == "message":
+        return True
+    if kind == "status_update":
+        return event.status_update.status.state in states.SETTLED
+    return kind == "task" and event.task.status.state in states.TERMINAL
+
+
+def _offset_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+
+
+def _offset_of(token: str) -> int:
+    if not token:
+        return 0
+    try:
+        kind, _, value = base64.urlsafe_b64decode(token.encode()).decode().partition(":")
+        offset = int(value)
+        if kind != "o" or offset < 0:
+            raise ValueError(token)
+    except ValueError as exc:
+        raise InvalidParamsError(
+            "pageToken is not a token this server issued",
+            violations=[FieldViolation("pageToken", "use nextPageToken from a previous page")],
+        ) from exc
+    return offset

@@ -1,0 +1,326 @@
+"""Running agents: the one writer of each live task, and one run per message.
+
+- `TaskActor` owns a task while anything acts on it. Every change goes
+  through `emit`: under the actor's lock it checks the event with the
+  lifecycle reducer on a copy, stores the result with the next sequence
+  number, then publishes the event. Store first, bus second: a subscriber
+  that reads a snapshot with sequence n and then skips live events <= n sees
+  every event exactly once.
+- A new task is created lazily by the run's first event, with the user's
+  message as its first history entry. So an agent that answers with a direct
+  Message (or raises an A2AError before doing anything) leaves no task.
+- `Run` is one `execute()` call. Its `started` future resolves on its first
+  event (what `returnImmediately` waits for), its `settled` future when the
+  task reaches a final or interrupted state, or the run ends.
+- `ActorRegistry` hands out actors with a user count, so a task has at most
+  one actor (one writer) in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from generated.a2a_pb2 import (
+    Message,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+from .agent import AgentExecutor, RequestContext, TaskEvents
+from .bus import EventBus
+from .core import lifecycle, states
+from .core.errors import A2AError, InvalidAgentResponseError, TaskNotFoundError, public
+from .stores import Scope, TaskStore
+
+log = logging.getLogger("a2a_grpc.runtime")
+
+Outcome = SendMessageResponse | BaseException
+OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
+
+
+def _now() -> Timestamp:
+    ts = Timestamp()
+    ts.GetCurrentTime()
+    return ts
+
+
+class TaskActor:
+    def __init__(
+        self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
+        store: TaskStore, bus: EventBus,
+    ) -> None:
+        self.scope = scope
+        self.task_id = task_id
+        self.context_id = context_id
+        self.task = task  # None until the first event creates it
+        self.seq = seq
+        self.runs: set[Run] = set()
+        self.users = 0
+        self._store = store
+        self._bus = bus
+        self._lock = asyncio.Lock()
+        self._pending: Message | None = None  # user message awaiting the first event
+        self._on_create: OnCreate | None = None
+
+    def snapshot(self) -> tuple[Task, int] | None:
+        if self.task is None:
+            return None
+        copy = Task()
+        copy.CopyFrom(self.task)
+        return copy, self.seq
+
+    async def emit(self, event: StreamResponse, run: Run | None) -> None:
+        async with self._lock:
+            kind = event.WhichOneof("payload")
+            if run is not None and run.replied:
+                raise InvalidAgentResponseError("a direct reply must be the run's last event")
+            if kind == "message":
+                await self._reply(event, run)
+                return
+            if run is not None and run.pending is not None:
+                await self._take_message(run.pending, run)
+                run.pending = None
+            if kind == "task":  # TaskEvents.submit(): creation only
+                pass
+            else:
+                if event.WhichOneof("payload") == "status_update":
+                    status = event.status_update.status
+                    if not status.HasField("timestamp"):
+                        status.timestamp.CopyFrom(_now())
+                assert self.task is not None
+                updated = Task()
+                updated.CopyFrom(self.task)
+                lifecycle.apply(updated, event)  # raises before anything changes
+                await self._commit(updated, event)
+            if run is not None:
+                run.mark_started()
+            if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
+                for r in list(self.runs):
+                    r.settle(self.response())
+
+    async def _reply(self, event: StreamResponse, run: Run | None) -> None:
+        if run is None or run.emitted or self.task is not None:
+            raise InvalidAgentResponseError(
+                "a direct Message reply must be the only answer to a new message"
+            )
+        run.replied = True
+        self.seq += 1
+        run.first_seq = self.seq
+        await self._bus.publish(self.task_id, self.seq, event)
+        run.mark_started()
+        run.settle(SendMessageResponse(message=event.message))
+
+    async def _take_message(self, message: Message, run: Run) -> None:
+        """Record the user's message: create the task, or add to its history."""
+        if self.task is not None and self.task.status.state in states.TERMINAL:
+            lifecycle.check_follow_up(self.task, message)  # raises: final tasks take none
+        run.first_seq = self.seq + 1
+        if self.task is None:
+            task = Task(
+                id=self.task_id,
+                context_id=self.context_id,
+                status=TaskStatus(state=states.SUBMITTED, timestamp=_now()),
+                history=[message],
+            )
+            await self._commit(task, None)
+            if self._on_create is not None:
+                await self._on_create(task)
+        else:
+            updated = Task()
+            updated.CopyFrom(self.task)
+            updated.history.append(message)
+            await self._commit(updated, None)
+
+    async def _commit(self, task: Task, event: StreamResponse | None) -> None:
+        seq = self.seq + 1
+        await self._store.save(self.scope, task, seq)
+        self.task, self.seq = task, seq
+        if event is None:  # a new task or a user message: publish the task itself
+            event = StreamResponse(task=self.snapshot()[0])  # type: ignore[index]
+        await self._bus.publish(self.task_id, seq, event)
+
+    def response(self) -> SendMessageResponse:
+        snap = self.snapshot()
+        return SendMessageResponse(task=snap[0]) if snap else SendMessageResponse()
+
+    async def finish(self, state: TaskState.ValueType, text: str) -> None:
+        """Force the task into final `state` unless it is already settled."""
+        if self.task is not None and self.task.status.state in states.TERMINAL:
+            return
+        events = TaskEvents(_Sink(self, None), self.task_id, self.context_id)
+        await events.status(state, text)
+
+    def busy(self) -> bool:
+        """Is a run still working toward a final or interrupted state?"""
+        return any(not r.settled.done() for r in self.runs)
+
+    async def cancel(self, executor: AgentExecutor) -> None:
+        """CancelTask: let the agent stop, stop what still runs, mark CANCELED."""
+        snap = self.snapshot()
+        if snap is not None:
+            events = TaskEvents(_Sink(self, None), self.task_id, self.context_id)
+            try:
+                await executor.cancel(snap[0], events)
+            except A2AError:
+                raise
+            except Exception:
+                log.exception("agent cancel() failed for task %s", self.task_id)
+        stopping = [r for r in self.runs if not r.aio_task.done()]
+        for r in stopping:
+            r.cancelled = True
+            r.aio_task.cancel()
+        await asyncio.gather(*(r.aio_task for r in stopping), return_exceptions=True)
+        await self.finish(states.CANCELED, "The task was canceled.")
+        for r in stopping:
+            r.settle(self.response())
+
+
+class _Sink:
+    __slots__ = ("_actor", "_run")
+
+    def __init__(self, actor: TaskActor, run: Run | None) -> None:
+        self._actor, self._run = actor, run
+
+    async def emit(self, event: StreamResponse) -> None:
+        if self._run is not None and self._run.cancelled:
+            raise asyncio.CancelledError  # a canceled run writes nothing more
+        await self._actor.emit(event, self._run)
+        if self._run is not None:
+            self._run.emitted = True
+
+
+class Run:
+    """One execute() of the agent for one incoming message."""
+
+    def __init__(self, actor: TaskActor, executor: AgentExecutor, context: RequestContext) -> None:
+        self.actor = actor
+        self.executor = executor
+        self.context = context
+        self.pending: Message | None = context.message
+        self.emitted = False
+        self.replied = False
+        self.cancelled = False
+        self.first_seq = 0  # sequence number of this run's first event
+        loop = asyncio.get_running_loop()
+        self.started: asyncio.Future[BaseException | None] = loop.create_future()
+        self.settled: asyncio.Future[Outcome] = loop.create_future()
+        self.aio_task: asyncio.Task[None]
+
+    def mark_started(self, error: BaseException | None = None) -> None:
+        if not self.started.done():
+            self.started.set_result(error)
+
+    def settle(self, outcome: Outcome) -> None:
+        self.mark_started(outcome if isinstance(outcome, BaseException) else None)
+        if not self.settled.done():
+            self.settled.set_result(outcome)
+
+    async def main(self) -> None:
+        events = TaskEvents(_Sink(self.actor, self), self.actor.task_id, self.actor.context_id)
+        try:
+            await self.executor.execute(self.context, events)
+        except asyncio.CancelledError:
+            if not self.cancelled:
+                raise  # the server is shutting down
+        except Exception as exc:
+            if not self.emitted and isinstance(exc, A2AError) and public(exc) is exc:
+                self.settle(exc)  # refused before doing anything: the call fails
+            else:
+                log.exception("agent failed on task %s", self.actor.task_id)
+                await self._fail("The agent failed while handling this message.")
+        else:
+            task = self.actor.task
+            if not self.replied and (task is None or task.status.state not in states.SETTLED):
+                await self._fail("The agent stopped without finishing the task.")
+        finally:
+            self.actor.runs.discard(self)
+            if not self.cancelled:
+                self.settle(self.actor.response())
+
+    async def _fail(self, text: str) -> None:
+        try:
+            if self.pending is not None:
+                await self.actor.emit(StreamResponse(task=Task(id=self.actor.task_id)), self)
+            await self.actor.finish(states.FAILED, text)
+        except Exception as exc:  # the store itself failed: nothing more to write
+            log.exception("could not mark task %s failed", self.actor.task_id)
+            self.settle(exc)
+
+
+class ActorRegistry:
+    """At most one TaskActor per task id in this process."""
+
+    def __init__(self, store: TaskStore, bus: EventBus) -> None:
+        self._store = store
+        self._bus = bus
+        self._actors: dict[str, TaskActor] = {}
+
+    def new(self, scope: Scope, task_id: str, context_id: str) -> TaskActor:
+        actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus)
+        self._actors[task_id] = actor
+        return actor
+
+    async def load(self, scope: Scope, task_id: str) -> TaskActor:
+        """The live actor of an existing task, or one made from the store."""
+        actor = self._actors.get(task_id)
+        if actor is not None:
+            if actor.scope != scope or actor.task is None:
+                raise TaskNotFoundError(f"task {task_id!r} not found")
+            return actor
+        stored = await self._store.get(scope, task_id)
+        if stored is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found")
+        actor = self._actors.get(task_id)  # another caller may have loaded it meanwhile
+        if actor is None:
+            actor = TaskActor(scope, task_id, stored.task.context_id, stored.task, stored.seq,
+                              self._store, self._bus)
+            self._actors[task_id] = actor
+        return actor
+
+    @asynccontextmanager
+    async def loaded(self, scope: Scope, task_id: str) -> AsyncIterator[TaskActor]:
+        """`load`, holding the actor in the registry for the block's duration."""
+        actor = await self.load(scope, task_id)
+        actor.users += 1
+        try:
+            yield actor
+        finally:
+            self.release(actor)
+
+    def start(
+        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext,
+        on_create: OnCreate,
+    ) -> Run:
+        """Run `executor` on `actor`; the actor stays registered until it ends."""
+        actor._on_create = on_create
+        run = Run(actor, executor, context)
+        actor.runs.add(run)
+        actor.users += 1
+        run.aio_task = asyncio.create_task(run.main(), name=f"a2a-run-{actor.task_id}")
+        run.aio_task.add_done_callback(lambda _: self.release(actor))
+        return run
+
+    async def close(self) -> None:
+        """Stop every run (server shutdown)."""
+        tasks = [r.aio_task for a in self._actors.values() for r in a.runs]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def release(self, actor: TaskActor) -> None:
+        actor.users -= 1
+        if actor.users <= 0 and not actor.runs and self._actors.get(actor.task_id) is actor:
+            del self._actors[actor.task_id]
+
+    def live(self, task_id: str) -> TaskActor | None:
+        return self._actors.get(task_id)

@@ -1,0 +1,109 @@
+"""Assembling and running the gRPC server (health checking and reflection included)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import signal
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from generated import a2a_pb2, a2a_pb2_grpc
+from generated.a2a_pb2 import AgentCard, AgentInterface
+
+from .agent import AgentExecutor
+from .context import CURRENT_VERSION
+from .handler import RequestHandler
+from .servicer import A2AServicer
+
+log = logging.getLogger("a2a_grpc.server")
+SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
+
+
+@dataclass(slots=True)
+class GrpcServer:
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+
+    async def stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0) -> GrpcServer:
+    """Start serving `handler` on host:port (0 picks a free port)."""
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(A2AServicer(handler), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot listen on {host}:{port}: the address is in use or not local")
+    await server.start()
+    serving = health_pb2.HealthCheckResponse.SERVING
+    await health_servicer.set("", serving)
+    await health_servicer.set(SERVICE_NAME, serving)
+    return GrpcServer(server, bound, health_servicer)
+
+
+def load_agent(spec: str) -> AgentExecutor:
+    """`module:attr` -> an AgentExecutor (an instance, or a class/factory to call)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"--agent wants MODULE:ATTR (e.g. myagents:Echo), got {spec!r}")
+    try:
+        obj = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
+    agent = obj() if callable(obj) and not isinstance(obj, AgentExecutor) else obj
+    if not isinstance(agent, AgentExecutor):
+        raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor (got {type(agent).__name__})")
+    return agent
+
+
+def card_for(agent: AgentExecutor, host: str, grpc_port: int) -> AgentCard:
+    """The agent's card (its `card` attribute, or a minimal one) plus our interfaces."""
+    card = AgentCard()
+    own = getattr(agent, "card", None)
+    if isinstance(own, AgentCard):
+        card.CopyFrom(own)
+    else:
+        doc = (type(agent).__doc__ or "").strip().splitlines()
+        card.name = type(agent).__name__
+        card.description = doc[0] if doc else f"{type(agent).__name__} agent"
+        card.version = "0.0.0"
+        card.capabilities.streaming = True
+        card.default_input_modes.append("text/plain")
+        card.default_output_modes.append("text/plain")
+    del card.supported_interfaces[:]
+    card.supported_interfaces.append(
+        AgentInterface(url=f"grpc://{host}:{grpc_port}", protocol_binding="GRPC",
+                       protocol_version=CURRENT_VERSION)
+    )
+    return card
+
+
+async def serve(agent: AgentExecutor, host: str, grpc_port: int, grace: float = 5.0) -> None:
+    """Serve until SIGINT/SIGTERM, then drain for up to `grace` seconds."""
+    handler = RequestHandler(agent, card_for(agent, host, grpc_port))
+    running = await start_grpc(handler, host, grpc_port)
+    handler.card.supported_interfaces[0].url = f"grpc://{host}:{running.port}"
+    log.info("A2A gRPC server on %s:%d (agent: %s); Ctrl-C stops it",
+             host, running.port, handler.card.name)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down: draining calls for up to %.0f s", grace)
+    await running.stop(grace)
+    await handler.close()
+    log.info("stopped")

@@ -1,0 +1,115 @@
+"""The grpc.aio adapter: one line per RPC, errors rendered in one place.
+
+An A2AError becomes the §5.4 status code with `grpc-status-details-bin`
+carrying a `google.rpc.Status` (same code, same message) with ErrorInfo and,
+for validation errors, BadRequest. Anything else is logged with its
+traceback and sent as INTERNAL with a fixed message (spec §10.6).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
+from typing import TypeVar
+
+import grpc
+from google.protobuf.empty_pb2 import Empty
+from google.protobuf.message import Message as ProtoMessage
+from grpc_status import rpc_status
+
+from generated import a2a_pb2 as pb
+from generated.a2a_pb2_grpc import A2AServiceServicer
+
+from .context import CallContext
+from .core.errors import A2AError, InternalError
+from .handler import RequestHandler
+from .status import rpc_status_of
+
+log = logging.getLogger("a2a_grpc.servicer")
+
+Req = TypeVar("Req", bound=ProtoMessage)
+Resp = TypeVar("Resp", bound=ProtoMessage)
+Ctx = grpc.aio.ServicerContext
+
+
+def call_context(context: Ctx) -> CallContext:
+    """Service parameters from gRPC metadata; repeated keys are comma-joined."""
+    headers: dict[str, str] = {}
+    for key, value in context.invocation_metadata() or ():
+        if key.endswith("-bin") or not isinstance(value, str):
+            continue
+        key = key.lower()
+        headers[key] = f"{headers[key]},{value}" if key in headers else value
+    return CallContext.from_headers(headers)
+
+
+async def abort(context: Ctx, exc: BaseException) -> None:
+    """End the call with `exc` rendered as a gRPC status (never returns)."""
+    if not isinstance(exc, A2AError) or isinstance(exc, InternalError):
+        log.error("internal error in gRPC call", exc_info=exc)
+    status = rpc_status.to_status(rpc_status_of(exc))
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+class A2AServicer(A2AServiceServicer):
+    def __init__(self, handler: RequestHandler) -> None:
+        self.h = handler
+
+    async def _unary(
+        self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
+    ) -> Resp:
+        try:
+            return await method(request, call_context(context))
+        except Exception as exc:
+            await abort(context, exc)
+            raise  # unreachable: abort raises
+
+    async def _stream(
+        self,
+        method: Callable[[Req, CallContext], Awaitable[AsyncIterator[pb.StreamResponse]]],
+        request: Req,
+        context: Ctx,
+    ) -> AsyncIterator[pb.StreamResponse]:
+        try:
+            events = await method(request, call_context(context))
+            async with aclosing(events):  # type: ignore[type-var]
+                async for event in events:
+                    yield event
+        except Exception as exc:
+            await abort(context, exc)
+
+    async def SendMessage(self, request: pb.SendMessageRequest, context: Ctx) -> pb.SendMessageResponse:  # noqa: E501
+        return await self._unary(self.h.send_message, request, context)
+
+    async def SendStreamingMessage(self, request: pb.SendMessageRequest, context: Ctx) -> AsyncIterator[pb.StreamResponse]:  # noqa: E501
+        async for event in self._stream(self.h.send_streaming_message, request, context):  # grpc.aio needs
+            yield event  # an async generator function here to treat the RPC as streaming
+
+    async def GetTask(self, request: pb.GetTaskRequest, context: Ctx) -> pb.Task:
+        return await self._unary(self.h.get_task, request, context)
+
+    async def ListTasks(self, request: pb.ListTasksRequest, context: Ctx) -> pb.ListTasksResponse:
+        return await self._unary(self.h.list_tasks, request, context)
+
+    async def CancelTask(self, request: pb.CancelTaskRequest, context: Ctx) -> pb.Task:
+        return await self._unary(self.h.cancel_task, request, context)
+
+    async def SubscribeToTask(self, request: pb.SubscribeToTaskRequest, context: Ctx) -> AsyncIterator[pb.StreamResponse]:  # noqa: E501
+        async for event in self._stream(self.h.subscribe_to_task, request, context):  # grpc.aio needs
+            yield event  # an async generator function here to treat the RPC as streaming
+
+    async def CreateTaskPushNotificationConfig(self, request: pb.TaskPushNotificationConfig, context: Ctx) -> pb.TaskPushNotificationConfig:  # noqa: E501
+        return await self._unary(self.h.create_task_push_notification_config, request, context)
+
+    async def GetTaskPushNotificationConfig(self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx) -> pb.TaskPushNotificationConfig:  # noqa: E501
+        return await self._unary(self.h.get_task_push_notification_config, request, context)
+
+    async def ListTaskPushNotificationConfigs(self, request: pb.ListTaskPushNotificationConfigsRequest, context: Ctx) -> pb.ListTaskPushNotificationConfigsResponse:  # noqa: E501
+        return await self._unary(self.h.list_task_push_notification_configs, request, context)
+
+    async def GetExtendedAgentCard(self, request: pb.GetExtendedAgentCardRequest, context: Ctx) -> pb.AgentCard:  # noqa: E501
+        return await self._unary(self.h.get_extended_agent_card, request, context)
+
+    async def DeleteTaskPushNotificationConfig(self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx) -> Empty:  # noqa: E501
+        return await self._unary(self.h.delete_task_push_notification_config, request, context)

@@ -1,0 +1,35 @@
+"""An error as a `google.rpc.Status`: the form gRPC trailers and REST bodies share.
+
+The status carries the §5.4 code, the client-safe message, an ErrorInfo
+(reason, domain `a2a-protocol.org`, metadata) and, for validation errors, a
+BadRequest listing the fields (spec §10.6, §11.6).
+"""
+
+from __future__ import annotations
+
+from google.protobuf.any_pb2 import Any
+from google.rpc import error_details_pb2, status_pb2
+
+from .core.errors import DOMAIN, public, wire_of
+
+
+def rpc_status_of(exc: BaseException) -> status_pb2.Status:
+    err = public(exc)
+    wire = wire_of(err)
+    info = error_details_pb2.ErrorInfo(reason=wire.reason, domain=DOMAIN, metadata=err.metadata)
+    details = [_pack(info)]
+    if err.violations:
+        bad = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
+                for v in err.violations
+            ]
+        )
+        details.append(_pack(bad))
+    return status_pb2.Status(code=wire.grpc, message=err.message, details=details)
+
+
+def _pack(detail: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> Any:
+    packed = Any()
+    packed.Pack(detail)
+    return packed
