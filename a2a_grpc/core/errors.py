@@ -37,11 +37,11 @@ class A2AError(Exception):
         message: str | None = None,
         *,
         metadata: Mapping[str, str] | None = None,
-        violations: Sequence[FieldViolation] = (),
+        violations: Sequence[FieldViolation | tuple[str, str]] = (),
     ) -> None:
         self.message = message or self.default_message
         self.metadata: dict[str, str] = dict(metadata or {})
-        self.violations: tuple[FieldViolation, ...] = tuple(violations)
+        self.violations = tuple(FieldViolation(*v) for v in violations)
         super().__init__(self.message)
 
 

@@ -16,6 +16,7 @@ from generated.a2a_pb2 import Message, StreamResponse, Task
 
 from . import states
 from .errors import (
+    FieldViolation,
     InvalidAgentResponseError,
     InvalidParamsError,
     UnsupportedOperationError,
@@ -93,7 +94,7 @@ def check_follow_up(task: Task, message: Message) -> None:
         raise InvalidParamsError(
             f"message.contextId {message.context_id!r} does not match the "
             f"context {task.context_id!r} of task {task.id!r}",
-            violations=[("message.contextId", "must match the task's contextId")],
+            violations=[FieldViolation("message.contextId", "must match the task's contextId")],
         )
     if task.status.state in states.TERMINAL:
         raise UnsupportedOperationError(
@@ -121,6 +122,6 @@ def history_length_of(msg: object) -> int | None:
     if value < 0:
         raise InvalidParamsError(
             f"historyLength must be >= 0, got {value}",
-            violations=[("historyLength", "must be a non-negative integer")],
+            violations=[FieldViolation("historyLength", "must be a non-negative integer")],
         )
     return value
