@@ -22,6 +22,9 @@ NOTE_EVERY_S = 2.0
 
 
 class DemoAgent(AgentExecutor):
+    def __init__(self) -> None:
+        self.card = demo_card()
+
     async def execute(self, context: RequestContext, events: TaskEvents) -> None:
         text = context.text.strip()
         word, _, rest = text.partition(" ")

@@ -44,7 +44,10 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:
+        bound = 0
     if bound == 0:
         raise OSError(f"cannot listen on {host}:{port}: the address is in use or not local")
     await server.start()
@@ -63,7 +66,12 @@ def load_agent(spec: str) -> AgentExecutor:
         obj = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
-    agent = obj() if callable(obj) and not isinstance(obj, AgentExecutor) else obj
+    agent = obj
+    if callable(obj) and not isinstance(obj, AgentExecutor):
+        try:
+            agent = obj()
+        except Exception as exc:
+            raise ValueError(f"cannot create agent {spec!r}: {exc}") from exc
     if not isinstance(agent, AgentExecutor):
         raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor (got {type(agent).__name__})")
     return agent

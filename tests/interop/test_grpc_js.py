@@ -1,0 +1,50 @@
+"""A client in another language: Node's grpc-js with stubs built from our proto."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import google.api
+import grpc_tools
+import pytest
+
+from a2a_grpc.demo import DemoAgent
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.server import card_for, start_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = Path(__file__).parent / "peers"
+pytestmark = pytest.mark.interop
+
+
+async def test_grpc_js_client(node_modules: Path) -> None:
+    googleapis = Path(next(iter(google.api.__path__))).parent.parent
+    well_known = Path(grpc_tools.__file__).parent / "_proto"
+    agent = DemoAgent()
+    handler = RequestHandler(agent, card_for(agent, "127.0.0.1", 0))
+    server = await start_grpc(handler)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "node", str(PEERS / "grpc_js_client.js"), f"127.0.0.1:{server.port}",
+            str(ROOT / "proto"), str(googleapis), str(well_known),
+            env={**os.environ, "NODE_PATH": str(node_modules)},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        await server.stop(0)
+        await handler.close()
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen = json.loads(out)
+    assert seen["send"] == {"payload": "task", "state": "TASK_STATE_COMPLETED",
+                            "artifact": "echo: hello from node"}
+    assert seen["get"] == {"sameId": True, "history": 0}
+    assert seen["stream"] == ["task", "TASK_STATE_WORKING", "artifactUpdate", "artifactUpdate",
+                              "TASK_STATE_COMPLETED"]
+    assert seen["list"] == {"count": 1, "total": 2, "hasNext": True}
+    status = {"statusCode": 5, "code": 5, "sameMessage": True, "reason": "TASK_NOT_FOUND",
+              "domain": "a2a-protocol.org"}
+    assert seen["notFound"] == status
+    assert seen["invalid"] == {**status, "code": 3, "statusCode": 3, "reason": "INVALID_PARAMS"}

@@ -1,0 +1,67 @@
+"""The official a2a-sdk client (PyPI), in its own virtualenv, against our server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+
+from a2a_grpc.demo import DemoAgent
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.server import card_for, start_grpc
+from generated import a2a_pb2 as pb
+
+PEERS = Path(__file__).parent / "peers"
+pytestmark = pytest.mark.interop
+
+
+async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path: Path) -> None:
+    agent = DemoAgent()
+    card = card_for(agent, "127.0.0.1", 0)
+    card.capabilities.extended_agent_card = True
+    extended = pb.AgentCard()
+    extended.CopyFrom(card)
+    extended.skills.add(id="members", name="Members only", description="x", tags=["x"])
+    handler = RequestHandler(agent, card, extended_card=extended)
+    server = await start_grpc(handler)
+    card.supported_interfaces[0].url = f"grpc://127.0.0.1:{server.port}"
+    card_file = tmp_path / "card.json"
+    card_file.write_text(json_format.MessageToJson(card))
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            str(sdk_python), str(PEERS / "sdk_grpc_client.py"), str(card_file),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        await server.stop(0)
+        await handler.close()
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen = json.loads(out)
+    print(json.dumps(seen, indent=1), file=sys.stderr)
+    assert seen["card_interfaces"] == ["GRPC"]
+    assert seen["send"] == {"state": "TASK_STATE_COMPLETED", "artifact": "echo: hello sdk",
+                            "history0": "hello sdk"}
+    assert seen["reply"] == {"kind": "message", "text": "hey"}
+    assert seen["get"] == {"same_id": True, "history": 0, "state": "TASK_STATE_COMPLETED"}
+    assert seen["stream"]["kinds"] == ["task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+                                       "artifact_update", "artifact_update", "artifact_update",
+                                       "TASK_STATE_COMPLETED"]
+    assert seen["stream"]["chunks"] == ["chunk 1/3", "chunk 2/3", "chunk 3/3"]
+    assert seen["multi_turn"] == {"first": "TASK_STATE_INPUT_REQUIRED",
+                                  "second": "TASK_STATE_COMPLETED", "same_context": True}
+    assert seen["list"] == {"count": 2, "total": 3, "has_next": True}  # reply made no task
+    assert seen["cancel"] == {"state": "TASK_STATE_CANCELED",
+                              "subscribe_first": "task:TASK_STATE_WORKING",
+                              "subscribe_rest": ["TASK_STATE_CANCELED"]}
+    assert seen["extended_card_skills"][-1] == "members"
+    assert seen["errors"] == {
+        "get_unknown": "TaskNotFoundError",
+        "cancel_done": "TaskNotCancelableError",
+        "follow_up_done": "UnsupportedOperationError",
+        "push_off": "PushNotificationNotSupportedError",
+        "invalid": "InvalidParamsError",
+    }

@@ -1,0 +1,65 @@
+"""Our proto against the one the official SDK was generated from.
+
+The official a2a-sdk ships `a2a_pb2`, compiled from the published A2A 1.0
+`a2a.proto`. Its descriptor, read in the SDK's own virtualenv, must equal ours
+in everything that reaches the wire or the bindings: package, every message,
+field (name, number, type, label, type name, oneof, optional) and REQUIRED
+mark, every enum value, and every RPC with its streaming flag and
+`google.api.http` rule. Only the file name and comments may differ.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from google.protobuf import descriptor_pb2
+
+from generated import a2a_pb2
+
+PEERS = Path(__file__).parent / "peers"
+pytestmark = pytest.mark.interop
+
+
+def _contract(fd: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDescriptorProto:
+    out = descriptor_pb2.FileDescriptorProto()
+    out.package = fd.package
+    out.dependency.extend(fd.dependency)
+    out.message_type.extend(fd.message_type)
+    out.enum_type.extend(fd.enum_type)
+    out.service.extend(fd.service)
+    return out
+
+
+def _fill_json_names(protos: Iterable[descriptor_pb2.DescriptorProto], prefix: str) -> None:
+    """CopyToProto leaves json_name out; take it from the live descriptors so
+    the comparison covers the JSON names too."""
+    for proto in protos:
+        live = a2a_pb2.DESCRIPTOR.pool.FindMessageTypeByName(prefix + proto.name)
+        for field in proto.field:
+            field.json_name = live.fields_by_name[field.name].json_name
+        _fill_json_names(proto.nested_type, f"{prefix}{proto.name}.")
+
+
+def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
+    done = subprocess.run([str(sdk_python), str(PEERS / "sdk_descriptor.py")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    theirs = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(done.stdout))
+    ours = descriptor_pb2.FileDescriptorProto()
+    a2a_pb2.DESCRIPTOR.CopyToProto(ours)
+    _fill_json_names(ours.message_type, "lf.a2a.v1.")
+    assert theirs.package == ours.package == "lf.a2a.v1"
+    t, o = _contract(theirs), _contract(ours)
+    # Compare piece by piece first, for a readable failure.
+    assert [m.name for m in o.message_type] == [m.name for m in t.message_type]
+    for mine, official in zip(o.message_type, t.message_type, strict=True):
+        assert mine == official, f"message {official.name} differs"
+    assert list(o.enum_type) == list(t.enum_type)
+    for mine_m, official_m in zip(o.service[0].method, t.service[0].method, strict=True):
+        assert mine_m == official_m, f"rpc {official_m.name} differs"
+    assert o == t
+    assert len(o.service[0].method) == 11
