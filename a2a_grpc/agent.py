@@ -129,7 +129,7 @@ class TaskEvents:
         await self._sink.emit(StreamResponse(message=msg))
 
     async def status(
-        self, state: TaskState.ValueType, content: Content | Message | None = None
+        self, state: TaskState, content: Content | Message | None = None
     ) -> None:
         """Move the task to `state`, with an optional agent message."""
         status = TaskStatus(state=state)

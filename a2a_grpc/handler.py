@@ -250,7 +250,7 @@ class RequestHandler:
         query = listing.query_of(req, ctx.user)
         query = dataclasses.replace(query, tenant=scope.tenant)
         probe = dataclasses.replace(query, page_size=query.page_size + 1)
-        tasks, total = await self.store.list(probe)
+        tasks, total = await self.store.list_tasks(probe)
         more = len(tasks) > query.page_size
         tasks = tasks[: query.page_size]
         for task in tasks:

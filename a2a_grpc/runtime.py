@@ -33,7 +33,6 @@ from generated.a2a_pb2 import (
     Task,
     TaskState,
     TaskStatus,
-    TaskStatusUpdateEvent,
 )
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
@@ -153,7 +152,7 @@ class TaskActor:
         snap = self.snapshot()
         return SendMessageResponse(task=snap[0]) if snap else SendMessageResponse()
 
-    async def finish(self, state: TaskState.ValueType, text: str) -> None:
+    async def finish(self, state: TaskState, text: str) -> None:
         """Force the task into final `state` unless it is already settled."""
         if self.task is not None and self.task.status.state in states.TERMINAL:
             return

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 import grpc
 from google.protobuf.empty_pb2 import Empty
@@ -30,7 +30,7 @@ log = logging.getLogger("a2a_grpc.servicer")
 
 Req = TypeVar("Req", bound=ProtoMessage)
 Resp = TypeVar("Resp", bound=ProtoMessage)
-Ctx = grpc.aio.ServicerContext
+Ctx: TypeAlias = grpc.aio.ServicerContext
 
 
 def call_context(context: Ctx) -> CallContext:
@@ -52,7 +52,7 @@ async def abort(context: Ctx, exc: BaseException) -> None:
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
-class A2AServicer(A2AServiceServicer):
+class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
     def __init__(self, handler: RequestHandler) -> None:
         self.h = handler
 
@@ -79,12 +79,17 @@ class A2AServicer(A2AServiceServicer):
         except Exception as exc:
             await abort(context, exc)
 
-    async def SendMessage(self, request: pb.SendMessageRequest, context: Ctx) -> pb.SendMessageResponse:  # noqa: E501
+    # grpc.aio tells streaming handlers by `async def` + `yield`, hence the loops.
+    async def SendMessage(
+        self, request: pb.SendMessageRequest, context: Ctx
+    ) -> pb.SendMessageResponse:
         return await self._unary(self.h.send_message, request, context)
 
-    async def SendStreamingMessage(self, request: pb.SendMessageRequest, context: Ctx) -> AsyncIterator[pb.StreamResponse]:  # noqa: E501
-        async for event in self._stream(self.h.send_streaming_message, request, context):  # grpc.aio needs
-            yield event  # an async generator function here to treat the RPC as streaming
+    async def SendStreamingMessage(
+        self, request: pb.SendMessageRequest, context: Ctx
+    ) -> AsyncIterator[pb.StreamResponse]:
+        async for event in self._stream(self.h.send_streaming_message, request, context):
+            yield event
 
     async def GetTask(self, request: pb.GetTaskRequest, context: Ctx) -> pb.Task:
         return await self._unary(self.h.get_task, request, context)
@@ -95,21 +100,33 @@ class A2AServicer(A2AServiceServicer):
     async def CancelTask(self, request: pb.CancelTaskRequest, context: Ctx) -> pb.Task:
         return await self._unary(self.h.cancel_task, request, context)
 
-    async def SubscribeToTask(self, request: pb.SubscribeToTaskRequest, context: Ctx) -> AsyncIterator[pb.StreamResponse]:  # noqa: E501
-        async for event in self._stream(self.h.subscribe_to_task, request, context):  # grpc.aio needs
-            yield event  # an async generator function here to treat the RPC as streaming
+    async def SubscribeToTask(
+        self, request: pb.SubscribeToTaskRequest, context: Ctx
+    ) -> AsyncIterator[pb.StreamResponse]:
+        async for event in self._stream(self.h.subscribe_to_task, request, context):
+            yield event
 
-    async def CreateTaskPushNotificationConfig(self, request: pb.TaskPushNotificationConfig, context: Ctx) -> pb.TaskPushNotificationConfig:  # noqa: E501
+    async def CreateTaskPushNotificationConfig(
+        self, request: pb.TaskPushNotificationConfig, context: Ctx
+    ) -> pb.TaskPushNotificationConfig:
         return await self._unary(self.h.create_task_push_notification_config, request, context)
 
-    async def GetTaskPushNotificationConfig(self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx) -> pb.TaskPushNotificationConfig:  # noqa: E501
+    async def GetTaskPushNotificationConfig(
+        self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx
+    ) -> pb.TaskPushNotificationConfig:
         return await self._unary(self.h.get_task_push_notification_config, request, context)
 
-    async def ListTaskPushNotificationConfigs(self, request: pb.ListTaskPushNotificationConfigsRequest, context: Ctx) -> pb.ListTaskPushNotificationConfigsResponse:  # noqa: E501
+    async def ListTaskPushNotificationConfigs(
+        self, request: pb.ListTaskPushNotificationConfigsRequest, context: Ctx
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
         return await self._unary(self.h.list_task_push_notification_configs, request, context)
 
-    async def GetExtendedAgentCard(self, request: pb.GetExtendedAgentCardRequest, context: Ctx) -> pb.AgentCard:  # noqa: E501
+    async def GetExtendedAgentCard(
+        self, request: pb.GetExtendedAgentCardRequest, context: Ctx
+    ) -> pb.AgentCard:
         return await self._unary(self.h.get_extended_agent_card, request, context)
 
-    async def DeleteTaskPushNotificationConfig(self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx) -> Empty:  # noqa: E501
+    async def DeleteTaskPushNotificationConfig(
+        self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx
+    ) -> Empty:
         return await self._unary(self.h.delete_task_push_notification_config, request, context)

@@ -19,12 +19,9 @@ def rpc_status_of(exc: BaseException) -> status_pb2.Status:
     info = error_details_pb2.ErrorInfo(reason=wire.reason, domain=DOMAIN, metadata=err.metadata)
     details = [_pack(info)]
     if err.violations:
-        bad = error_details_pb2.BadRequest(
-            field_violations=[
-                error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                for v in err.violations
-            ]
-        )
+        bad = error_details_pb2.BadRequest()
+        for v in err.violations:
+            bad.field_violations.add(field=v.field, description=v.description)
         details.append(_pack(bad))
     return status_pb2.Status(code=wire.grpc, message=err.message, details=details)
 

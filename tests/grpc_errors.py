@@ -20,7 +20,7 @@ class Seen(NamedTuple):
 def decode(err: grpc.aio.AioRpcError) -> Seen:
     raw = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
     assert raw is not None, f"no grpc-status-details-bin on {err.code()}: {err.details()}"
-    status = status_pb2.Status.FromString(raw)  # type: ignore[arg-type]
+    status = status_pb2.Status.FromString(raw)
     # The official Python client insists that these two agree with the call.
     assert status.code == err.code().value[0]
     assert status.message == err.details()

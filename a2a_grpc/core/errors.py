@@ -147,7 +147,7 @@ WIRE: dict[type[A2AError], Wire] = {
 def wire_of(exc: BaseException) -> Wire:
     """The wire row for `exc`; anything that is not an A2AError is internal."""
     for cls in type(exc).__mro__:
-        row = WIRE.get(cls)  # type: ignore[call-overload]
+        row = WIRE.get(cls)
         if row is not None:
             return row
     return WIRE[InternalError]

@@ -36,7 +36,7 @@ class TaskQuery:
     tenant: str
     owner: str
     context_id: str
-    status: TaskState.ValueType
+    status: TaskState
     after_ns: int | None  # status timestamp >= this
     page_size: int
     cursor: SortKey | None  # serve tasks strictly after this key

@@ -24,19 +24,19 @@ INPUT_REQUIRED = TaskState.TASK_STATE_INPUT_REQUIRED
 AUTH_REQUIRED = TaskState.TASK_STATE_AUTH_REQUIRED
 UNSPECIFIED = TaskState.TASK_STATE_UNSPECIFIED
 
-TERMINAL: frozenset[TaskState.ValueType] = frozenset({COMPLETED, FAILED, CANCELED, REJECTED})
-INTERRUPTED: frozenset[TaskState.ValueType] = frozenset({INPUT_REQUIRED, AUTH_REQUIRED})
+TERMINAL: frozenset[TaskState] = frozenset({COMPLETED, FAILED, CANCELED, REJECTED})
+INTERRUPTED: frozenset[TaskState] = frozenset({INPUT_REQUIRED, AUTH_REQUIRED})
 # A stream (and a blocking send) ends once the task reaches one of these.
-SETTLED: frozenset[TaskState.ValueType] = TERMINAL | INTERRUPTED
+SETTLED: frozenset[TaskState] = TERMINAL | INTERRUPTED
 
 
-def name(state: TaskState.ValueType) -> str:
+def name(state: TaskState) -> str:
     """`TASK_STATE_WORKING` -> `working`, for messages meant for people."""
     return TaskState.Name(state).removeprefix("TASK_STATE_").lower()
 
 
-def can_move(current: TaskState.ValueType, target: TaskState.ValueType) -> bool:
+def can_move(current: TaskState, target: TaskState) -> bool:
     """Whether a task in `current` may be moved to `target`."""
     if current in TERMINAL or target in (UNSPECIFIED, SUBMITTED):
         return False
-    return current != UNSPECIFIED
+    return bool(current != UNSPECIFIED)

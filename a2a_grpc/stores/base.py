@@ -34,7 +34,7 @@ class TaskStore(Protocol):
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""
 
-    async def list(self, query: TaskQuery) -> tuple[list[Task], int]:
+    async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         """One page of matching tasks, newest status first, and the total count."""
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:

@@ -41,7 +41,7 @@ class MemoryTaskStore:
             return None
         return StoredTask(Task.FromString(row.blob), row.seq)
 
-    async def list(self, query: TaskQuery) -> tuple[list[Task], int]:
+    async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         rows = self._tasks.get(Scope(query.tenant, query.owner), {}).values()
         hits = [r for r in rows if _matches(query, r)]
         hits.sort(key=lambda r: r.key, reverse=True)
