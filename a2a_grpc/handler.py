@@ -79,6 +79,11 @@ class RequestHandler:
         self.bus: EventBus = bus if bus is not None else LocalEventBus()
         self._actors = ActorRegistry(self.store, self.bus)
 
+    @property
+    def live_tasks(self) -> int:
+        """Tasks with agent work or a call in progress (0 when all is idle)."""
+        return len(self._actors)
+
     async def close(self) -> None:
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()

@@ -321,5 +321,5 @@ class ActorRegistry:
         if actor.users <= 0 and not actor.runs and self._actors.get(actor.task_id) is actor:
             del self._actors[actor.task_id]
 
-    def live(self, task_id: str) -> TaskActor | None:
-        return self._actors.get(task_id)
+    def __len__(self) -> int:
+        return len(self._actors)

@@ -12,13 +12,13 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from generated import a2a_pb2, a2a_pb2_grpc
+from generated import a2a_pb2
 from generated.a2a_pb2 import AgentCard, AgentInterface
 
 from .agent import AgentExecutor
 from .context import CURRENT_VERSION
 from .handler import RequestHandler
-from .servicer import A2AServicer
+from .servicer import A2AServicer, add_to_server
 
 log = logging.getLogger("a2a_grpc.server")
 SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
@@ -38,7 +38,7 @@ class GrpcServer:
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0) -> GrpcServer:
     """Start serving `handler` on host:port (0 picks a free port)."""
     server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(A2AServicer(handler), server)
+    add_to_server(A2AServicer(handler), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

@@ -14,7 +14,9 @@ from contextlib import aclosing
 from typing import TypeAlias, TypeVar
 
 import grpc
+from google.protobuf import message_factory
 from google.protobuf.empty_pb2 import Empty
+from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from grpc_status import rpc_status
 
@@ -22,7 +24,7 @@ from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceServicer
 
 from .context import CallContext
-from .core.errors import A2AError, InternalError
+from .core.errors import A2AError, InternalError, ParseError
 from .handler import RequestHandler
 from .status import rpc_status_of
 
@@ -52,6 +54,54 @@ async def abort(context: Ctx, exc: BaseException) -> None:
     await context.abort(status.code, status.details, status.trailing_metadata)
 
 
+SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]
+
+
+class Malformed:
+    """Stands in for a request whose bytes did not parse."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: DecodeError) -> None:
+        self.error = error
+
+
+def _parser(cls: type[ProtoMessage]) -> Callable[[bytes], ProtoMessage | Malformed]:
+    def parse(data: bytes) -> ProtoMessage | Malformed:
+        try:
+            return cls.FromString(data)
+        except DecodeError as exc:
+            return Malformed(exc)
+
+    return parse
+
+
+def add_to_server(servicer: A2AServicer, server: grpc.aio.Server) -> None:
+    """Register every RPC of the service, read from the proto's descriptor.
+
+    Unlike protoc's generated registration, a request that is not valid
+    protobuf reaches the servicer as `Malformed` and is answered with a
+    ParseError (INVALID_ARGUMENT) instead of grpc's own UNKNOWN.
+    """
+    handlers = {}
+    for method in SERVICE.methods:
+        request = message_factory.GetMessageClass(method.input_type)
+        response = message_factory.GetMessageClass(method.output_type)
+        make = (grpc.unary_stream_rpc_method_handler if method.server_streaming
+                else grpc.unary_unary_rpc_method_handler)
+        handlers[method.name] = make(getattr(servicer, method.name),
+                                     request_deserializer=_parser(request),
+                                     response_serializer=response.SerializeToString)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),))
+    server.add_registered_method_handlers(SERVICE.full_name, handlers)
+
+
+def _check(request: object) -> None:
+    if isinstance(request, Malformed):
+        raise ParseError(f"the request is not valid protobuf: {request.error}")
+
+
 class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
     def __init__(self, handler: RequestHandler) -> None:
         self.h = handler
@@ -60,6 +110,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
     ) -> Resp:
         try:
+            _check(request)
             return await method(request, call_context(context))
         except Exception as exc:
             await abort(context, exc)
@@ -72,6 +123,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         context: Ctx,
     ) -> AsyncIterator[pb.StreamResponse]:
         try:
+            _check(request)
             events = await method(request, call_context(context))
             async with aclosing(events):  # type: ignore[type-var]
                 async for event in events:

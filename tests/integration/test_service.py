@@ -3,6 +3,7 @@ health checking and reflection, over a real gRPC channel."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import grpc
@@ -207,3 +208,52 @@ async def test_health_and_reflection(serve: Serve) -> None:
               for b in files.file_descriptor_response.file_descriptor_proto]
     methods = {m.name for f in protos for svc in f.service for m in svc.method}
     assert len({"SendMessage", "SubscribeToTask", "GetExtendedAgentCard"} & methods) == 3
+
+
+def raw(channel: grpc.aio.Channel, method: str, stream: bool = False):  # type: ignore[no-untyped-def]
+    make = channel.unary_stream if stream else channel.unary_unary
+    return make(f"/lf.a2a.v1.A2AService/{method}",
+                request_serializer=lambda b: b, response_deserializer=lambda b: b)
+
+
+@pytest.mark.parametrize("body", [b"\xff\xff\xff", b"\x12\x80\x80\x80", b"\x0a\x05ab"])
+async def test_bytes_that_are_not_protobuf_are_a_parse_error(serve: Serve, body: bytes) -> None:
+    s = await serve()
+    seen = await fails(raw(s.channel, "SendMessage")(body))
+    assert (seen.code, seen.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "PARSE_ERROR")
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        async for _ in raw(s.channel, "SendStreamingMessage", stream=True)(body):
+            pass
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_oversized_requests_are_refused_and_the_server_carries_on(serve: Serve) -> None:
+    s = await serve()
+    huge = send_request("x" * (5 * 1024 * 1024))
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await s.stub.SendMessage(huge)
+    assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert (await s.stub.SendMessage(send_request("still here"))).task.status.state == \
+        pb.TASK_STATE_COMPLETED
+
+
+async def test_unknown_methods_are_unimplemented(serve: Serve) -> None:
+    s = await serve()
+    with pytest.raises(grpc.aio.AioRpcError) as info:
+        await raw(s.channel, "QuerySkill")(b"")
+    assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+async def test_nothing_stays_live_once_tasks_settle(serve: Serve) -> None:
+    s = await serve()
+    await s.stub.SendMessage(send_request("hello"))
+    asked = (await s.stub.SendMessage(send_request("ask"))).task
+    await fails(s.stub.SendMessage(send_request("x", task_id="nope")))
+    [e async for e in s.stub.SendStreamingMessage(send_request("stream 3"))]
+    await s.stub.SendMessage(send_request("y", task_id=asked.id))
+    await s.stub.SendMessage(send_request("reply z"))
+    for _ in range(100):
+        if s.handler.live_tasks == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert s.handler.live_tasks == 0
