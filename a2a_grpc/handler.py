@@ -58,6 +58,12 @@ from .runtime import ActorRegistry, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
 
 SUPPORTED_VERSIONS = ("1.0",)
+PushRequest = (
+    TaskPushNotificationConfig
+    | GetTaskPushNotificationConfigRequest
+    | ListTaskPushNotificationConfigsRequest
+    | DeleteTaskPushNotificationConfigRequest
+)
 
 
 class RequestHandler:
@@ -227,6 +233,8 @@ class RequestHandler:
     ) -> AsyncIterator[StreamResponse]:
         async with stack:
             async for event in sub:
+                if event.error is not None:
+                    raise event.error
                 if event.seq < first_seq:
                     continue
                 yield event.payload
@@ -315,6 +323,8 @@ class RequestHandler:
         async with stack:
             yield StreamResponse(task=task)  # §3.1.6: the current Task comes first
             async for event in sub:
+                if event.error is not None:
+                    raise event.error
                 if event.seq <= seq:
                     continue  # already part of the snapshot
                 yield event.payload
@@ -334,25 +344,26 @@ class RequestHandler:
         await self.store.save_push_config(scope, saved)
         return saved
 
-    async def create_task_push_notification_config(
-        self, req: TaskPushNotificationConfig, ctx: CallContext
-    ) -> TaskPushNotificationConfig:
+    async def _push_task(self, req: PushRequest, task_id: str, ctx: CallContext) -> Scope:
+        """Common checks of the four config operations; returns the task's scope."""
         self._preflight(ctx)
         self._require_push()
         validate(req)
-        require(bool(req.task_id), "taskId", "is required")
+        require(bool(task_id), "taskId", "is required")
         scope = self._scope(req.tenant, ctx)
-        await self._get(scope, req.task_id)
+        await self._get(scope, task_id)  # TaskNotFound for a task the caller can't see
+        return scope
+
+    async def create_task_push_notification_config(
+        self, req: TaskPushNotificationConfig, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        scope = await self._push_task(req, req.task_id, ctx)
         return await self._save_push(scope, req.task_id, req)
 
     async def get_task_push_notification_config(
         self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> TaskPushNotificationConfig:
-        self._preflight(ctx)
-        self._require_push()
-        validate(req)
-        scope = self._scope(req.tenant, ctx)
-        await self._get(scope, req.task_id)
+        scope = await self._push_task(req, req.task_id, ctx)
         config = await self.store.get_push_config(scope, req.task_id, req.id)
         if config is None:
             raise TaskNotFoundError(
@@ -364,15 +375,8 @@ class RequestHandler:
     async def list_task_push_notification_configs(
         self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> ListTaskPushNotificationConfigsResponse:
-        self._preflight(ctx)
-        self._require_push()
-        validate(req)
-        if req.page_size < 0:
-            raise InvalidParamsError(
-                "pageSize must be >= 0", violations=[FieldViolation("pageSize", "must be >= 0")]
-            )
-        scope = self._scope(req.tenant, ctx)
-        await self._get(scope, req.task_id)
+        require(req.page_size >= 0, "pageSize", "must be >= 0")
+        scope = await self._push_task(req, req.task_id, ctx)
         configs = await self.store.list_push_configs(scope, req.task_id)
         start = _offset_of(req.page_token)
         end = len(configs) if req.page_size == 0 else start + req.page_size
@@ -384,11 +388,7 @@ class RequestHandler:
     async def delete_task_push_notification_config(
         self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> Empty:
-        self._preflight(ctx)
-        self._require_push()
-        validate(req)
-        scope = self._scope(req.tenant, ctx)
-        await self._get(scope, req.task_id)
+        scope = await self._push_task(req, req.task_id, ctx)
         await self.store.delete_push_config(scope, req.task_id, req.id)
         return Empty()
 

@@ -88,7 +88,6 @@ class TaskActor:
                 return
             if run is not None and run.pending is not None:
                 await self._take_message(run.pending, run)
-                run.pending = None
             if kind == "task":  # TaskEvents.submit(): creation only
                 pass
             else:
@@ -132,6 +131,7 @@ class TaskActor:
                 history=[message],
             )
             await self._commit(task, None)
+            run.pending = None  # recorded: never again, even if what follows fails
             if self._on_create is not None:
                 await self._on_create(task)
         else:
@@ -139,6 +139,7 @@ class TaskActor:
             updated.CopyFrom(self.task)
             updated.history.append(message)
             await self._commit(updated, None)
+            run.pending = None
 
     async def _commit(self, task: Task, event: StreamResponse | None) -> None:
         seq = self.seq + 1
@@ -154,10 +155,14 @@ class TaskActor:
 
     async def finish(self, state: TaskState, text: str) -> None:
         """Force the task into final `state` unless it is already settled."""
-        if self.task is not None and self.task.status.state in states.TERMINAL:
-            return
+        if self.task is None or self.task.status.state in states.TERMINAL:
+            return  # no task was created (the call itself failed), or it is final
         events = TaskEvents(_Sink(self, None), self.task_id, self.context_id)
         await events.status(state, text)
+
+    async def broken(self, error: BaseException) -> None:
+        """The task can't be written any more: end its streams with `error`."""
+        await self._bus.publish_error(self.task_id, error)
 
     def busy(self) -> bool:
         """Is a run still working toward a final or interrupted state?"""
@@ -254,6 +259,7 @@ class Run:
         except Exception as exc:  # the store itself failed: nothing more to write
             log.exception("could not mark task %s failed", self.actor.task_id)
             self.settle(exc)
+            await self.actor.broken(exc)
 
 
 class ActorRegistry:

@@ -18,6 +18,9 @@ from generated.a2a_pb2 import StreamResponse
 class Event(NamedTuple):
     seq: int
     payload: StreamResponse
+    # Set when the task's writer failed and can record nothing more: streams
+    # end with this error instead of waiting for events that will not come.
+    error: BaseException | None = None
 
 
 class Subscription(Protocol):
@@ -29,6 +32,9 @@ class Subscription(Protocol):
 
 class EventBus(Protocol):
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
+
+    async def publish_error(self, task_id: str, error: BaseException) -> None:
+        """Tell every subscriber of the task that its events stop here."""
 
     def subscribe(self, task_id: str) -> AbstractAsyncContextManager[Subscription]:
         """Subscribe for the duration of an `async with` block."""

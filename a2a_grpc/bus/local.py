@@ -41,6 +41,10 @@ class LocalEventBus:
         for sub in self._subs.get(task_id, ()):
             sub.put(Event(seq, event))
 
+    async def publish_error(self, task_id: str, error: BaseException) -> None:
+        for sub in self._subs.get(task_id, ()):
+            sub.put(Event(0, StreamResponse(), error))
+
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[LocalSubscription]:
         sub = LocalSubscription()
