@@ -68,8 +68,6 @@ class TaskActor:
         self._store = store
         self._bus = bus
         self._lock = asyncio.Lock()
-        self._pending: Message | None = None  # user message awaiting the first event
-        self._on_create: OnCreate | None = None
 
     def snapshot(self) -> tuple[Task, int] | None:
         if self.task is None:
@@ -88,14 +86,13 @@ class TaskActor:
                 return
             if run is not None and run.pending is not None:
                 await self._take_message(run.pending, run)
-            if kind == "task":  # TaskEvents.submit(): creation only
-                pass
-            else:
-                if event.WhichOneof("payload") == "status_update":
-                    status = event.status_update.status
-                    if not status.HasField("timestamp"):
-                        status.timestamp.CopyFrom(_now())
-                assert self.task is not None
+            if kind != "task":  # a bare Task event (TaskEvents.submit) only creates
+                if self.task is None:
+                    raise InvalidAgentResponseError("no task to apply this event to")
+                if kind == "status_update" and not event.status_update.status.HasField(
+                    "timestamp"
+                ):
+                    event.status_update.status.timestamp.CopyFrom(_now())
                 updated = Task()
                 updated.CopyFrom(self.task)
                 lifecycle.apply(updated, event)  # raises before anything changes
@@ -132,8 +129,8 @@ class TaskActor:
             )
             await self._commit(task, None)
             run.pending = None  # recorded: never again, even if what follows fails
-            if self._on_create is not None:
-                await self._on_create(task)
+            if run.on_create is not None:
+                await run.on_create(task)
         else:
             updated = Task()
             updated.CopyFrom(self.task)
@@ -146,7 +143,8 @@ class TaskActor:
         await self._store.save(self.scope, task, seq)
         self.task, self.seq = task, seq
         if event is None:  # a new task or a user message: publish the task itself
-            event = StreamResponse(task=self.snapshot()[0])  # type: ignore[index]
+            event = StreamResponse()
+            event.task.CopyFrom(task)
         await self._bus.publish(self.task_id, seq, event)
 
     def response(self) -> SendMessageResponse:
@@ -206,10 +204,14 @@ class _Sink:
 class Run:
     """One execute() of the agent for one incoming message."""
 
-    def __init__(self, actor: TaskActor, executor: AgentExecutor, context: RequestContext) -> None:
+    def __init__(
+        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext,
+        on_create: OnCreate | None = None,
+    ) -> None:
         self.actor = actor
         self.executor = executor
         self.context = context
+        self.on_create = on_create  # called once the task this run creates is stored
         self.pending: Message | None = context.message
         self.emitted = False
         self.replied = False
@@ -307,8 +309,7 @@ class ActorRegistry:
         on_create: OnCreate,
     ) -> Run:
         """Run `executor` on `actor`; the actor stays registered until it ends."""
-        actor._on_create = on_create
-        run = Run(actor, executor, context)
+        run = Run(actor, executor, context, on_create)
         actor.runs.add(run)
         actor.users += 1
         run.aio_task = asyncio.create_task(run.main(), name=f"a2a-run-{actor.task_id}")
