@@ -14,7 +14,7 @@ test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
 lint: $(STAMP)
-	$(PY) -m ruff check a2a_grpc tests examples
+	$(PY) -m ruff check a2a_grpc bridge tests examples
 	$(PY) -m mypy
 
 # Compile proto/ into the importable package generated/ (with .pyi stubs).

@@ -6,33 +6,66 @@ import argparse
 import asyncio
 import logging
 import sys
+from pathlib import Path
+
+from bridge import BridgeConfig
 
 from .demo import DemoAgent
-from .server import load_agent, serve
+from .launch import HttpOptions, gateway, serve
+from .server import load_agent
+
+
+def _http_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--http-port", type=int, default=8080,
+                   help="JSON-RPC, REST and agent card port (default 8080)")
+    p.add_argument("--public-url", metavar="URL",
+                   help="base URL clients use for HTTP, when behind a proxy "
+                        "(default http://HOST:HTTP_PORT)")
+    p.add_argument("--keepalive", type=float, default=2.0,
+                   help="seconds between SSE keep-alives on quiet streams (default 2)")
+    p.add_argument("--max-body", type=int, default=8 * 1024 * 1024,
+                   help="largest HTTP request body in bytes (default 8 MiB)")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--grace", type=float, default=5.0,
+                   help="seconds to let calls finish on shutdown (default 5)")
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING... (default INFO)")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="a2a-grpc", description="A2A 1.0 server over gRPC.")
+    parser = argparse.ArgumentParser(prog="a2a-grpc", description="A2A 1.0 server, gRPC first.")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="serve an agent (the built-in demo agent by default)")
-    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    _common(s)
     s.add_argument("--grpc-port", type=int, default=50051, help="gRPC port (default 50051)")
+    _http_flags(s)
     s.add_argument("--agent", metavar="MODULE:ATTR",
                    help="your AgentExecutor (instance, class or factory) instead of the demo")
-    s.add_argument("--grace", type=float, default=5.0,
-                   help="seconds to let calls finish on shutdown (default 5)")
-    s.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING... (default INFO)")
+    b = sub.add_parser("bridge", help="JSON-RPC and REST in front of any A2A gRPC server")
+    _common(b)
+    b.add_argument("--upstream", required=True, metavar="HOST:PORT",
+                   help="the A2A gRPC server to stand in front of")
+    _http_flags(b)
+    b.add_argument("--card", type=Path, metavar="FILE",
+                   help="agent card JSON to serve (interfaces are filled in)")
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    http = HttpOptions(args.host, args.http_port, args.public_url,
+                       BridgeConfig(keepalive=args.keepalive, max_body_bytes=args.max_body))
     try:
-        agent = load_agent(args.agent) if args.agent else DemoAgent()
+        if args.command == "serve":
+            agent = load_agent(args.agent) if args.agent else DemoAgent()
+            asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace))
+        else:
+            asyncio.run(gateway(args.upstream, http, args.card, args.grace))
     except ValueError as exc:
         parser.error(str(exc))
-    try:
-        asyncio.run(serve(agent, args.host, args.grpc_port, args.grace))
     except OSError as exc:
-        print(f"a2a-grpc: {exc}; pick another port with --grpc-port", file=sys.stderr)
+        print(f"a2a-grpc: {exc}; pick another port with --grpc-port / --http-port",
+              file=sys.stderr)
         return 1
     return 0

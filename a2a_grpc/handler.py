@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from google.protobuf.empty_pb2 import Empty
@@ -56,6 +56,7 @@ from .core.errors import (
 from .core.validate import require, validate
 from .runtime import ActorRegistry, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
+from .streams import EventStream, Numbered
 
 SUPPORTED_VERSIONS = ("1.0",)
 PushRequest = (
@@ -210,7 +211,7 @@ class RequestHandler:
 
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> EventStream:
         self._require_streaming()
         stack = AsyncExitStack()
         subs: list[Subscription] = []
@@ -226,18 +227,18 @@ class RequestHandler:
         except BaseException:
             await stack.aclose()
             raise
-        return self._follow(stack, subs[0], run.first_seq)
+        return EventStream(self._follow(stack, subs[0], run.first_seq))
 
     async def _follow(
         self, stack: AsyncExitStack, sub: Subscription, first_seq: int
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> AsyncGenerator[Numbered, None]:
         async with stack:
             async for event in sub:
                 if event.error is not None:
                     raise event.error
                 if event.seq < first_seq:
                     continue
-                yield event.payload
+                yield event.seq, event.payload
                 if _ends_stream(event.payload):
                     return
 
@@ -296,7 +297,7 @@ class RequestHandler:
 
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> EventStream:
         self._require_streaming()
         self._preflight(ctx)
         validate(req)
@@ -315,19 +316,19 @@ class RequestHandler:
         except BaseException:
             await stack.aclose()
             raise
-        return self._subscription(stack, sub, found.task, found.seq)
+        return EventStream(self._subscription(stack, sub, found.task, found.seq))
 
     async def _subscription(
         self, stack: AsyncExitStack, sub: Subscription, task: Task, seq: int
-    ) -> AsyncIterator[StreamResponse]:
+    ) -> AsyncGenerator[Numbered, None]:
         async with stack:
-            yield StreamResponse(task=task)  # §3.1.6: the current Task comes first
+            yield seq, StreamResponse(task=task)  # §3.1.6: the current Task comes first
             async for event in sub:
                 if event.error is not None:
                     raise event.error
                 if event.seq <= seq:
                     continue  # already part of the snapshot
-                yield event.payload
+                yield event.seq, event.payload
                 if _ends_stream(event.payload):
                     return
 

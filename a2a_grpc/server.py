@@ -1,11 +1,9 @@
-"""Assembling and running the gRPC server (health checking and reflection included)."""
+"""The gRPC server (health checking and reflection included), and loading agents."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
-import signal
 from dataclasses import dataclass
 
 import grpc
@@ -13,10 +11,9 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from generated import a2a_pb2
-from generated.a2a_pb2 import AgentCard, AgentInterface
+from generated.a2a_pb2 import AgentCard
 
 from .agent import AgentExecutor
-from .context import CURRENT_VERSION
 from .handler import RequestHandler
 from .servicer import A2AServicer, add_to_server
 
@@ -77,8 +74,8 @@ def load_agent(spec: str) -> AgentExecutor:
     return agent
 
 
-def card_for(agent: AgentExecutor, host: str, grpc_port: int) -> AgentCard:
-    """The agent's card (its `card` attribute, or a minimal one) plus our interfaces."""
+def card_for(agent: AgentExecutor) -> AgentCard:
+    """The agent's own card (its `card` attribute), or a minimal one; no interfaces yet."""
     card = AgentCard()
     own = getattr(agent, "card", None)
     if isinstance(own, AgentCard):
@@ -92,26 +89,4 @@ def card_for(agent: AgentExecutor, host: str, grpc_port: int) -> AgentCard:
         card.default_input_modes.append("text/plain")
         card.default_output_modes.append("text/plain")
     del card.supported_interfaces[:]
-    card.supported_interfaces.append(
-        AgentInterface(url=f"grpc://{host}:{grpc_port}", protocol_binding="GRPC",
-                       protocol_version=CURRENT_VERSION)
-    )
     return card
-
-
-async def serve(agent: AgentExecutor, host: str, grpc_port: int, grace: float = 5.0) -> None:
-    """Serve until SIGINT/SIGTERM, then drain for up to `grace` seconds."""
-    handler = RequestHandler(agent, card_for(agent, host, grpc_port))
-    running = await start_grpc(handler, host, grpc_port)
-    handler.card.supported_interfaces[0].url = f"grpc://{host}:{running.port}"
-    log.info("A2A gRPC server on %s:%d (agent: %s); Ctrl-C stops it",
-             host, running.port, handler.card.name)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    log.info("shutting down: draining calls for up to %.0f s", grace)
-    await running.stop(grace)
-    await handler.close()
-    log.info("stopped")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from google.protobuf.any_pb2 import Any
 from google.rpc import error_details_pb2, status_pb2
 
-from .core.errors import DOMAIN, public, wire_of
+from .core.errors import DOMAIN, A2AError, FieldViolation, InternalError, error_for, public, wire_of
 
 
 def rpc_status_of(exc: BaseException) -> status_pb2.Status:
@@ -30,3 +30,18 @@ def _pack(detail: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) ->
     packed = Any()
     packed.Pack(detail)
     return packed
+
+
+def error_of_status(status: status_pb2.Status) -> A2AError | None:
+    """The A2A error a `google.rpc.Status` carries (by its ErrorInfo), if any."""
+    reason, metadata, violations = None, {}, []
+    for detail in status.details:
+        info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
+        if detail.Unpack(info):
+            reason, metadata = info.reason, dict(info.metadata)
+        elif detail.Unpack(bad):
+            violations = [FieldViolation(v.field, v.description) for v in bad.field_violations]
+    if reason is None:
+        return None
+    error = error_for(reason, status.message, metadata, violations)
+    return error if not isinstance(error, InternalError) or reason == "INTERNAL_ERROR" else None

@@ -44,7 +44,7 @@ async def serve() -> AsyncIterator[Serve]:
     ) -> Running:
         agent = agent or DemoAgent()
         if card is None:
-            card = card_for(agent, "127.0.0.1", 0) if not isinstance(agent, DemoAgent) \
+            card = card_for(agent) if not isinstance(agent, DemoAgent) \
                 else demo_card()
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming

@@ -104,6 +104,11 @@ class VersionNotSupportedError(A2AError):
     default_message = "A2A protocol version not supported"
 
 
+# Not an A2A error: a gateway's upstream server could not be reached.
+class UnavailableError(A2AError):
+    default_message = "The A2A server is unavailable; try again later"
+
+
 class Wire(NamedTuple):
     jsonrpc: int
     grpc: int  # google.rpc.Code
@@ -141,7 +146,24 @@ WIRE: dict[type[A2AError], Wire] = {
     VersionNotSupportedError: Wire(
         -32009, code_pb2.FAILED_PRECONDITION, 400, "VERSION_NOT_SUPPORTED"
     ),
+    # -32000 is the first of JSON-RPC's implementation-defined server errors.
+    UnavailableError: Wire(-32000, code_pb2.UNAVAILABLE, 503, "UNAVAILABLE"),
 }
+
+_BY_REASON = {w.reason: cls for cls, w in WIRE.items()}
+
+
+def error_for(
+    reason: str,
+    message: str,
+    metadata: Mapping[str, str] | None = None,
+    violations: Sequence[FieldViolation] = (),
+) -> A2AError:
+    """Rebuild the error a peer sent, from its ErrorInfo reason (see WIRE)."""
+    cls = _BY_REASON.get(reason, InternalError)
+    if cls is InternalError:
+        return InternalError()
+    return cls(message, metadata=metadata, violations=violations)
 
 
 def wire_of(exc: BaseException) -> Wire:

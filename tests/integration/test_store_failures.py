@@ -54,7 +54,7 @@ async def rig() -> AsyncIterator[Rig]:
 
     agent = ScriptedAgent(script)
     store = FullDiskStore()
-    handler = RequestHandler(agent, card_for(agent, "127.0.0.1", 0), store=store)
+    handler = RequestHandler(agent, card_for(agent), store=store)
     server = await start_grpc(handler)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
     yield Rig(A2AServiceStub(channel), store, gate, handler)

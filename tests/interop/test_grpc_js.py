@@ -24,7 +24,7 @@ async def test_grpc_js_client(node_modules: Path) -> None:
     googleapis = Path(next(iter(google.api.__path__))).parent.parent
     well_known = Path(grpc_tools.__file__).parent / "_proto"
     agent = DemoAgent()
-    handler = RequestHandler(agent, card_for(agent, "127.0.0.1", 0))
+    handler = RequestHandler(agent, card_for(agent))
     server = await start_grpc(handler)
     try:
         proc = await asyncio.create_subprocess_exec(

@@ -13,6 +13,7 @@ from google.protobuf import json_format
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import card_for, start_grpc
+from bridge import Interface, with_interfaces
 from generated import a2a_pb2 as pb
 
 PEERS = Path(__file__).parent / "peers"
@@ -21,14 +22,14 @@ pytestmark = pytest.mark.interop
 
 async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path: Path) -> None:
     agent = DemoAgent()
-    card = card_for(agent, "127.0.0.1", 0)
+    card = card_for(agent)
     card.capabilities.extended_agent_card = True
     extended = pb.AgentCard()
     extended.CopyFrom(card)
     extended.skills.add(id="members", name="Members only", description="x", tags=["x"])
     handler = RequestHandler(agent, card, extended_card=extended)
     server = await start_grpc(handler)
-    card.supported_interfaces[0].url = f"grpc://127.0.0.1:{server.port}"
+    card = with_interfaces(card, [Interface("GRPC", f"grpc://127.0.0.1:{server.port}")])
     card_file = tmp_path / "card.json"
     card_file.write_text(json_format.MessageToJson(card))
     try:

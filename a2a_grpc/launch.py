@@ -1,0 +1,130 @@
+"""What `a2a-grpc serve` and `a2a-grpc bridge` run: servers, card, signals.
+
+`serve`: one process serving an agent over gRPC and, through the bridge,
+JSON-RPC and REST, with the agent card listing all three. `gateway`: the
+bridge alone, in front of any A2A gRPC server. Both stop on SIGINT/SIGTERM:
+health turns NOT_SERVING, calls and streams get `grace` seconds to finish,
+then the rest is closed and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+from google.protobuf import json_format
+
+from bridge import CARD, BridgeConfig, Interface, create_app, with_interfaces
+from generated.a2a_pb2 import AgentCapabilities, AgentCard
+
+from .agent import AgentExecutor
+from .handler import RequestHandler
+from .server import card_for, start_grpc
+from .service import A2AService
+from .upstream import UpstreamService
+
+log = logging.getLogger("a2a_grpc")
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOptions:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    public_url: str | None = None  # what clients use, e.g. behind a proxy
+    config: BridgeConfig = field(default_factory=BridgeConfig)
+
+
+async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
+                     grace: float) -> tuple[web.AppRunner, int]:
+    """Start the bridge; returns its runner and the port it got."""
+    app = create_app(service, card, options.config)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
+    await runner.setup()
+    site = web.TCPSite(runner, options.host, options.port)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        raise OSError(f"cannot listen on {options.host}:{options.port} ({exc.strerror})") from exc
+    port: int = runner.addresses[0][1]
+    return runner, port
+
+
+def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
+    base = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    return [Interface("JSONRPC", base + options.config.jsonrpc_path),
+            Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
+
+
+async def _wait_for_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
+                grace: float = 5.0) -> None:
+    """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM."""
+    card = card_for(agent)
+    handler = RequestHandler(agent, card)
+    grpc_server = await start_grpc(handler, grpc_host, grpc_port)
+    runner = None
+    try:
+        runner, http_port = await start_http(handler, card, http, grace)
+        # The card names the real ports, known only now that both are bound.
+        handler.card = with_interfaces(card, [
+            Interface("GRPC", f"grpc://{grpc_host}:{grpc_server.port}"),
+            *http_interfaces(http, http_port)])
+        runner.app[CARD].update(handler.card)
+        log.info("A2A agent %r: gRPC on %s:%d, JSON-RPC and REST on http://%s:%d "
+                 "(card: /.well-known/agent-card.json); Ctrl-C stops it",
+                 card.name, grpc_host, grpc_server.port, http.host, http_port)
+        await _wait_for_signal()
+        log.info("shutting down: draining calls for up to %.0f s", grace)
+    finally:
+        await asyncio.gather(grpc_server.stop(grace),
+                             runner.cleanup() if runner else asyncio.sleep(0))
+        await handler.close()
+        log.info("stopped")
+
+
+def gateway_card(upstream: str, card_file: Path | None) -> AgentCard:
+    if card_file is not None:
+        try:
+            return json_format.Parse(card_file.read_text(), AgentCard(),
+                                     ignore_unknown_fields=True)
+        except (OSError, json_format.ParseError) as exc:
+            raise ValueError(f"cannot read the agent card {card_file}: {exc}") from exc
+    return AgentCard(
+        name=f"A2A gateway to {upstream}",
+        description=f"JSON-RPC and REST in front of the A2A gRPC server at {upstream}.",
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+    )
+
+
+async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = None,
+                  grace: float = 5.0) -> None:
+    """Serve JSON-RPC, REST and a card in front of the gRPC server `upstream`."""
+    base = gateway_card(upstream, card_file)
+    service = UpstreamService(upstream)
+    runner = None
+    try:
+        runner, port = await start_http(service, base, http, grace)
+        runner.app[CARD].update(with_interfaces(base, http_interfaces(http, port)))
+        log.info("A2A gateway: JSON-RPC and REST on http://%s:%d -> gRPC %s; Ctrl-C stops it",
+                 http.host, port, upstream)
+        await _wait_for_signal()
+        log.info("shutting down: draining calls for up to %.0f s", grace)
+    finally:
+        if runner is not None:
+            await runner.cleanup()
+        await service.close()
+        log.info("stopped")

@@ -1,0 +1,146 @@
+"""Gateway mode: the A2A service of a remote gRPC server, as an `A2AService`.
+
+Every call goes to the upstream `lf.a2a.v1.A2AService` with the caller's
+service parameters (`a2a-version`, `a2a-extensions`) and credentials
+(`authorization`) passed on. Upstream errors come back as the same A2A error
+types (rebuilt from the ErrorInfo in `grpc-status-details-bin`), so a
+JSON-RPC or REST client sees what a gRPC client would have seen.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import grpc
+from google.protobuf.empty_pb2 import Empty
+from google.rpc import status_pb2
+
+from generated import a2a_pb2 as pb
+from generated.a2a_pb2_grpc import A2AServiceStub
+
+from .context import CURRENT_VERSION, CallContext
+from .core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
+from .status import error_of_status
+from .streams import EventStream, Numbered
+
+log = logging.getLogger("a2a_grpc.upstream")
+FORWARDED = ("authorization",)
+
+
+def error_of_call(err: grpc.aio.AioRpcError, target: str) -> A2AError:
+    """What a failed upstream call means for our caller."""
+    raw = dict(err.trailing_metadata() or ()).get("grpc-status-details-bin")
+    if isinstance(raw, bytes):
+        found = error_of_status(status_pb2.Status.FromString(raw))
+        if found is not None:
+            return found
+    code = err.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return UnavailableError(
+            f"the A2A server at {target} is unavailable ({code.name}); check that it runs"
+        )
+    if code == grpc.StatusCode.INVALID_ARGUMENT:
+        return InvalidParamsError(err.details() or None)
+    log.error("upstream %s failed: %s %s", target, code, err.details())
+    return InternalError()
+
+
+class UpstreamService:
+    """An A2AService backed by a gRPC channel to another A2A server."""
+
+    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+        self.target = target
+        self.channel = channel or grpc.aio.insecure_channel(target)
+        self._stub = A2AServiceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    def _metadata(self, ctx: CallContext) -> list[tuple[str, str]]:
+        md = [("a2a-version", ctx.version or CURRENT_VERSION)]
+        if ctx.extensions:
+            md.append(("a2a-extensions", ",".join(sorted(ctx.extensions))))
+        md.extend((k, ctx.metadata[k]) for k in FORWARDED if k in ctx.metadata)
+        return md
+
+    async def _unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
+        try:
+            return await getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
+        except grpc.aio.AioRpcError as err:
+            raise error_of_call(err, self.target) from None
+
+    async def _stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
+        call = getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
+        try:
+            first = await call.read()  # errors surface here, before any event
+        except grpc.aio.AioRpcError as err:
+            raise error_of_call(err, self.target) from None
+        return EventStream(self._rest(call, first))
+
+    async def _rest(self, call: Any, first: Any) -> AsyncGenerator[Numbered, None]:
+        try:
+            event = first
+            while event is not grpc.aio.EOF:
+                yield None, event
+                event = await call.read()
+        except grpc.aio.AioRpcError as err:
+            raise error_of_call(err, self.target) from None
+        finally:
+            call.cancel()
+
+    async def send_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> pb.SendMessageResponse:
+        return await self._unary("SendMessage", req, ctx)  # type: ignore[no-any-return]
+
+    async def send_streaming_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> EventStream:
+        return await self._stream("SendStreamingMessage", req, ctx)
+
+    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
+        return await self._unary("GetTask", req, ctx)  # type: ignore[no-any-return]
+
+    async def list_tasks(
+        self, req: pb.ListTasksRequest, ctx: CallContext
+    ) -> pb.ListTasksResponse:
+        return await self._unary("ListTasks", req, ctx)  # type: ignore[no-any-return]
+
+    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
+        return await self._unary("CancelTask", req, ctx)  # type: ignore[no-any-return]
+
+    async def subscribe_to_task(
+        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
+    ) -> EventStream:
+        return await self._stream("SubscribeToTask", req, ctx)
+
+    async def create_task_push_notification_config(
+        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary(  # type: ignore[no-any-return]
+            "CreateTaskPushNotificationConfig", req, ctx)
+
+    async def get_task_push_notification_config(
+        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary(  # type: ignore[no-any-return]
+            "GetTaskPushNotificationConfig", req, ctx)
+
+    async def list_task_push_notification_configs(
+        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        return await self._unary(  # type: ignore[no-any-return]
+            "ListTaskPushNotificationConfigs", req, ctx)
+
+    async def get_extended_agent_card(
+        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
+    ) -> pb.AgentCard:
+        return await self._unary("GetExtendedAgentCard", req, ctx)  # type: ignore[no-any-return]
+
+    async def delete_task_push_notification_config(
+        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        return await self._unary(  # type: ignore[no-any-return]
+            "DeleteTaskPushNotificationConfig", req, ctx)

@@ -1,0 +1,44 @@
+"""The aiohttp application: agent card, JSON-RPC and REST over one A2AService."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from a2a_grpc.service import A2AService
+from generated.a2a_pb2 import AgentCard
+
+from . import card as card_module
+from .jsonrpc import JsonRpcEndpoint
+from .rest import RestEndpoints, not_found_as_status
+
+CARD = web.AppKey("card", card_module.CardEndpoint)
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeConfig:
+    jsonrpc_path: str = "/"  # the JSON-RPC endpoint (POST)
+    rest_prefix: str = ""  # REST routes sit under this ("" = the root)
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_json_depth: int = 32
+    keepalive: float = 2.0  # seconds between SSE keep-alive comments on a quiet stream
+
+
+def create_app(
+    service: A2AService, card: AgentCard, config: BridgeConfig | None = None
+) -> web.Application:
+    """`card` is served as is, with its interfaces (see card.with_interfaces);
+    `app[CARD].update(card)` replaces it later."""
+    config = config or BridgeConfig()
+    app = web.Application(client_max_size=config.max_body_bytes,
+                          middlewares=[not_found_as_status])
+    app[CARD] = card_module.CardEndpoint(card)
+    app.router.add_get(card_module.PATH, app[CARD].get)
+    jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
+                              max_depth=config.max_json_depth, keepalive=config.keepalive)
+    app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
+    rest = RestEndpoints(service, max_body=config.max_body_bytes,
+                         max_depth=config.max_json_depth, keepalive=config.keepalive)
+    app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
+    return app

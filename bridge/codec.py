@@ -1,0 +1,104 @@
+"""ProtoJSON in and out, with the limits that keep bad input from hurting.
+
+- Parsing: body size is capped by aiohttp (`client_max_size`), nesting depth
+  here; protobuf's `json_format` does the rest, ignoring unknown fields
+  (spec §5.7) and rejecting wrong types and unknown enum names with
+  InvalidParams naming the problem.
+- Printing: `json_format` (camelCase, enum names, defaults omitted), plus
+  every REQUIRED top-level field of the response even at its default, so
+  `ListTasksResponse.nextPageToken` is present and empty on the last page
+  (spec §3.1.4).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from google.api import field_behavior_pb2
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
+from a2a_grpc.status import rpc_status_of
+
+DEFAULT_MAX_DEPTH = 32
+
+
+def loads(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
+    """Parse a JSON body; ParseError for bad JSON or nesting beyond `max_depth`."""
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise ParseError(f"JSON nested deeper than {max_depth} levels") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ParseError(f"invalid JSON: {exc}") from None
+    if _depth_exceeds(value, max_depth):
+        raise ParseError(f"JSON nested deeper than {max_depth} levels")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
+    """A request message from decoded JSON (InvalidParams when it doesn't fit)."""
+    if not isinstance(data, dict):
+        raise InvalidParamsError(
+            f"{where} must be a JSON object",
+            violations=[FieldViolation(where, "must be a JSON object")],
+        )
+    try:
+        return json_format.ParseDict(data, cls(), ignore_unknown_fields=True)
+    except (json_format.ParseError, ValueError, TypeError) as exc:
+        raise InvalidParamsError(
+            f"invalid {where}: {exc}", violations=[FieldViolation(where, str(exc))]
+        ) from None
+
+
+@cache
+def _required_fields(desc: Descriptor) -> tuple[FieldDescriptor, ...]:
+    marks = field_behavior_pb2.field_behavior
+    return tuple(f for f in desc.fields
+                 if field_behavior_pb2.REQUIRED in f.GetOptions().Extensions[marks])
+
+
+def _default(f: FieldDescriptor) -> Any:
+    if f.is_repeated:
+        return []
+    if f.enum_type is not None:
+        return f.enum_type.values[0].name
+    if f.type == FieldDescriptor.TYPE_BOOL:
+        return False
+    if f.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
+        return ""
+    if f.type in (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_UINT64,
+                  FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_FIXED64,
+                  FieldDescriptor.TYPE_SFIXED64):
+        return "0"  # ProtoJSON writes 64-bit integers as strings
+    return 0
+
+
+def to_dict(msg: Message) -> dict[str, Any]:
+    out: dict[str, Any] = json_format.MessageToDict(msg)
+    for f in _required_fields(msg.DESCRIPTOR):
+        if f.json_name not in out and f.message_type is None:
+            out[f.json_name] = _default(f)
+    return out
+
+
+def error_details(exc: BaseException) -> tuple[int, dict[str, Any]]:
+    """The google.rpc.Status of `exc` as ProtoJSON, with its gRPC code number."""
+    status = rpc_status_of(exc)
+    return status.code, json_format.MessageToDict(status)

@@ -1,0 +1,148 @@
+"""The JSON-RPC 2.0 binding (spec §9): one POST endpoint, methods = RPC names.
+
+- Errors travel as HTTP 200 with a JSON-RPC error object (the official
+  clients map them by numeric code): -32700 bad JSON, -32600 not a request
+  (or a body over the size limit), -32601 unknown method, -32602 bad params
+  (with a BadRequest), -32603 internal (fixed message), -32001..-32009 the A2A
+  errors. `data` is the list of google.rpc details: ErrorInfo first.
+- Streaming methods answer `text/event-stream`: each event a JSON-RPC
+  response with the request's id; an error after the start is the last
+  event. An error before the first event is a plain JSON-RPC error.
+- Batches run member by member; a streaming method inside a batch gets
+  -32600 for that member. Notifications (no id) run and get no answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from a2a_grpc.core.errors import (
+    A2AError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    ParseError,
+    public,
+    wire_of,
+)
+from a2a_grpc.service import A2AService
+
+from . import codec, sse
+from .edge import call_context, note
+from .methods import METHODS
+
+JSON_TYPE = "application/json"
+_NO_ID = object()
+
+
+def error_object(exc: BaseException) -> dict[str, Any]:
+    err = public(exc)
+    _, status = codec.error_details(err)
+    return {"code": wire_of(err).jsonrpc, "message": err.message, "data": status["details"]}
+
+
+def reply(id_: Any, *, result: Any = None, error: BaseException | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"jsonrpc": "2.0", "id": None if id_ is _NO_ID else id_}
+    if error is not None:
+        out["error"] = error_object(error)
+    else:
+        out["result"] = result
+    return out
+
+
+class JsonRpcEndpoint:
+    def __init__(
+        self, service: A2AService, *, max_body: int, max_depth: int, keepalive: float
+    ) -> None:
+        self.service = service
+        self.max_body = max_body
+        self.max_depth = max_depth
+        self.keepalive = keepalive
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return _json(reply(_NO_ID, error=InvalidRequestError(
+                f"request body over {self.max_body} bytes; send less (e.g. files as URLs)")))
+        try:
+            payload = codec.loads(body, self.max_depth)
+        except ParseError as exc:
+            return _json(reply(_NO_ID, error=exc))
+        if isinstance(payload, list):
+            return await self._batch(payload, request)
+        answer = await self._one(payload, request, in_batch=False)
+        if isinstance(answer, web.StreamResponse):
+            return answer
+        return web.Response(status=204) if answer is None else _json(answer)
+
+    async def _batch(self, items: list[Any], request: web.Request) -> web.StreamResponse:
+        if not items:
+            return _json(reply(_NO_ID, error=InvalidRequestError("empty batch")))
+        answers = []
+        for item in items:
+            answer = await self._one(item, request, in_batch=True)
+            assert not isinstance(answer, web.StreamResponse)
+            if answer is not None:
+                answers.append(answer)
+        return _json(answers) if answers else web.Response(status=204)
+
+    async def _one(
+        self, obj: Any, request: web.Request, *, in_batch: bool
+    ) -> dict[str, Any] | web.StreamResponse | None:
+        id_ = obj.get("id", _NO_ID) if isinstance(obj, dict) else None
+        try:
+            method_name, params = _check_request(obj)
+        except A2AError as exc:
+            return reply(None if id_ is _NO_ID else id_, error=exc)
+        if not (id_ is _NO_ID or id_ is None or isinstance(id_, str | int)) or isinstance(
+                id_, bool):
+            return reply(None, error=InvalidRequestError("id must be a string, number or null"))
+        try:
+            method = METHODS.get(method_name)
+            if method is None:
+                raise MethodNotFoundError(f"method {method_name!r} does not exist")
+            if method.streaming and in_batch:
+                raise InvalidRequestError(
+                    f"{method_name} streams its answer: send it on its own, not in a batch")
+            req = codec.parse(params, method.request)
+            call = getattr(self.service, method.attr)
+            if method.streaming:
+                if id_ is _NO_ID:
+                    return None  # a notification can't receive a stream
+                events = await call(req, call_context(request))
+                return await sse.stream(
+                    request, events,
+                    render=lambda ev: reply(id_, result=codec.to_dict(ev)),
+                    render_error=lambda exc: (reply(id_, error=_noted(exc, method_name)), None),
+                    keepalive=self.keepalive)
+            result = await call(req, call_context(request))
+        except Exception as exc:
+            note(exc, f"JSON-RPC {method_name}")
+            return None if id_ is _NO_ID else reply(id_, error=exc)
+        return None if id_ is _NO_ID else reply(id_, result=codec.to_dict(result))
+
+
+def _noted(exc: BaseException, method: str) -> BaseException:
+    note(exc, f"JSON-RPC {method} stream")
+    return exc
+
+
+def _check_request(obj: Any) -> tuple[str, Any]:
+    if not isinstance(obj, dict):
+        raise InvalidRequestError("a JSON-RPC request must be a JSON object")
+    if obj.get("jsonrpc") != "2.0":
+        raise InvalidRequestError('"jsonrpc" must be exactly "2.0"')
+    method = obj.get("method")
+    if not isinstance(method, str):
+        raise InvalidRequestError('"method" must be a string')
+    params = obj.get("params", {})
+    if isinstance(params, list):
+        raise InvalidParamsError("A2A methods take named params: send a JSON object")
+    return method, params
+
+
+def _json(data: Any) -> web.Response:
+    return web.json_response(data, content_type=JSON_TYPE)
