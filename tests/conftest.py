@@ -3,15 +3,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
+import aiohttp
 import grpc
 import pytest
+from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.demo import DemoAgent, demo_card
+from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import GrpcServer, card_for, start_grpc
+from a2a_grpc.service import A2AService
+from bridge import BridgeConfig, create_app
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
+from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 
 
 @dataclass
@@ -44,8 +49,7 @@ async def serve() -> AsyncIterator[Serve]:
     ) -> Running:
         agent = agent or DemoAgent()
         if card is None:
-            card = card_for(agent) if not isinstance(agent, DemoAgent) \
-                else demo_card()
+            card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
         handler = RequestHandler(agent, card, extended_card=extended_card)
@@ -77,3 +81,64 @@ def user_message(text: str, *, task_id: str = "", context_id: str = "",
 
 def send_request(text: str, **kw: str) -> pb.SendMessageRequest:
     return pb.SendMessageRequest(message=user_message(text, **kw))
+
+
+@dataclass
+class Stack:
+    """One handler served on gRPC and HTTP (real sockets), with a client per binding."""
+
+    handler: RequestHandler
+    grpc_server: GrpcServer
+    channel: grpc.aio.Channel
+    http: TestServer
+    session: aiohttp.ClientSession
+
+    @property
+    def base_url(self) -> str:
+        return str(self.http.make_url("")).rstrip("/")
+
+    def binding(self, name: str, headers: dict[str, str] | None = None) -> Binding:
+        if name == "grpc":
+            return GrpcBinding(self.channel, headers)
+        if name == "jsonrpc":
+            return JsonRpcBinding(self.session, self.base_url + "/", headers)
+        return RestBinding(self.session, self.base_url, headers)
+
+
+StackFactory = Callable[..., Awaitable[Stack]]
+
+
+@pytest.fixture
+async def stack() -> AsyncIterator[StackFactory]:
+    made: list[Stack] = []
+
+    async def _make(
+        agent: AgentExecutor | None = None,
+        *,
+        card: pb.AgentCard | None = None,
+        push: bool = True,
+        streaming: bool = True,
+        config: BridgeConfig | None = None,
+        service: A2AService | None = None,
+    ) -> Stack:
+        agent = agent or DemoAgent()
+        if card is None:
+            card = card_for(agent)
+            card.capabilities.push_notifications = push
+            card.capabilities.streaming = streaming
+        handler = RequestHandler(agent, card)
+        grpc_server = await start_grpc(handler)
+        http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
+        await http.start_server()
+        s = Stack(handler, grpc_server, grpc.aio.insecure_channel(
+            f"127.0.0.1:{grpc_server.port}"), http, aiohttp.ClientSession())
+        made.append(s)
+        return s
+
+    yield _make
+    for s in made:
+        await s.session.close()
+        await s.http.close()
+        await s.channel.close()
+        await s.grpc_server.stop(0)
+        await s.handler.close()
