@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from google.api import field_behavior_pb2
 from google.protobuf import json_format
@@ -60,11 +60,41 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
             violations=[FieldViolation(where, "must be a JSON object")],
         )
     try:
-        return json_format.ParseDict(data, cls(), ignore_unknown_fields=True)
+        # Unknown fields are dropped first, so that the strict parse still rejects
+        # unknown enum names (json_format's ignore mode would quietly zero them).
+        return json_format.ParseDict(_known(data, cast(Descriptor, cls.DESCRIPTOR)), cls())
     except (json_format.ParseError, ValueError, TypeError) as exc:
         raise InvalidParamsError(
             f"invalid {where}: {exc}", violations=[FieldViolation(where, str(exc))]
         ) from None
+
+
+def _known(data: Any, desc: Descriptor) -> Any:
+    """`data` without the keys `desc` does not define, at every level (§5.7)."""
+    if not isinstance(data, dict) or desc.full_name.startswith("google.protobuf."):
+        return data  # Struct, Value, Timestamp...: free-form or handled by json_format
+    fields = _fields_by_key(desc)
+    out = {}
+    for key, value in data.items():
+        f = fields.get(key)
+        if f is None:
+            continue
+        sub = f.message_type
+        if sub is not None and sub.GetOptions().map_entry:
+            value_type = sub.fields_by_name["value"].message_type
+            if value_type is not None and isinstance(value, dict):
+                value = {k: _known(v, value_type) for k, v in value.items()}
+        elif sub is not None and f.is_repeated and isinstance(value, list):
+            value = [_known(v, sub) for v in value]
+        elif sub is not None:
+            value = _known(value, sub)
+        out[key] = value
+    return out
+
+
+@cache
+def _fields_by_key(desc: Descriptor) -> dict[str, FieldDescriptor]:
+    return {f.json_name: f for f in desc.fields} | {f.name: f for f in desc.fields}
 
 
 @cache
@@ -93,7 +123,7 @@ def _default(f: FieldDescriptor) -> Any:
 def to_dict(msg: Message) -> dict[str, Any]:
     out: dict[str, Any] = json_format.MessageToDict(msg)
     for f in _required_fields(msg.DESCRIPTOR):
-        if f.json_name not in out and f.message_type is None:
+        if f.json_name not in out and (f.is_repeated or f.message_type is None):
             out[f.json_name] = _default(f)
     return out
 

@@ -1,0 +1,154 @@
+"""The HTTP+JSON binding's own surface: routes, query parameters, bodies, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bridge import BridgeConfig
+from tests.conftest import Stack, StackFactory
+
+MSG = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+
+
+@pytest.fixture
+async def s(stack: StackFactory) -> Stack:
+    return await stack(config=BridgeConfig(max_body_bytes=64 * 1024, max_json_depth=20))
+
+
+async def req(s: Stack, verb: str, path: str, body: Any = None, *, raw: bytes | None = None,
+              params: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+    async with s.session.request(verb, s.base_url + path, data=data, params=params,
+                                 headers=headers) as resp:
+        text = await resp.text()
+        return resp.status, json.loads(text) if text else None
+
+
+def reason(body: dict[str, Any]) -> str:
+    err = body["error"]
+    assert set(err) == {"code", "status", "message", "details"}
+    return str(err["details"][0]["reason"])
+
+
+async def send(s: Stack, text: str = "hello", **extra: Any) -> dict[str, Any]:
+    status, body = await req(s, "POST", "/message:send",
+                             {"message": {**MSG, "parts": [{"text": text}]}, **extra})
+    assert status == 200, body
+    return body["task"]  # type: ignore[no-any-return]
+
+
+async def test_json_and_a2a_json_bodies_are_accepted(s: Stack) -> None:
+    for ctype in ("application/json", "application/a2a+json", "text/plain"):
+        status, body = await req(s, "POST", "/message:send", {"message": MSG},
+                                 headers={"Content-Type": ctype})
+        assert status == 200 and body["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_query_parameters_of_every_type(s: Stack) -> None:
+    first = await send(s, "a")
+    await send(s, "b")
+    status, body = await req(s, "GET", "/tasks", params=[
+        ("pageSize", "1"), ("includeArtifacts", "true"), ("historyLength", "0"),
+        ("status", "TASK_STATE_COMPLETED"),
+        ("statusTimestampAfter", first["status"]["timestamp"]), ("unknownParam", "x")])
+    assert status == 200, body
+    assert (len(body["tasks"]), body["totalSize"], body["pageSize"]) == (1, 2, 1)
+    assert body["tasks"][0]["artifacts"] and "history" not in body["tasks"][0]
+    assert body["nextPageToken"]
+    status, body = await req(s, "GET", "/tasks", params={"status": "5"})  # enum number
+    assert status == 200 and body["totalSize"] == 0
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"pageSize": "many"}, "pageSize"), ({"includeArtifacts": "maybe"}, "includeArtifacts"),
+    ({"status": "completed"}, "status"), ({"status": "TASK_STATE_RUNNING"}, "status"),
+    ({"statusTimestampAfter": "yesterday"}, "statusTimestampAfter"),
+    ({"historyLength": "1.5"}, "historyLength"), ({"pageSize": "0"}, "pageSize"),
+])
+async def test_bad_query_parameters(s: Stack, params: dict[str, str], field: str) -> None:
+    status, body = await req(s, "GET", "/tasks", params=params)
+    assert (status, reason(body)) == (400, "INVALID_PARAMS"), body
+    assert field in json.dumps(body)
+
+
+async def test_path_values_win_over_the_body(s: Stack) -> None:
+    task = await send(s)
+    status, body = await req(s, "POST", f"/tasks/{task['id']}:cancel", {"id": "other"})
+    assert (status, reason(body)) == (400, "TASK_NOT_CANCELABLE")  # it used the path's id
+
+
+async def test_tenant_routes(s: Stack) -> None:
+    status, body = await req(s, "POST", "/acme/message:send", {"message": MSG})
+    assert status == 200
+    task_id = body["task"]["id"]
+    assert (await req(s, "GET", f"/acme/tasks/{task_id}"))[0] == 200
+    status, body = await req(s, "GET", f"/tasks/{task_id}")
+    assert (status, reason(body)) == (404, "TASK_NOT_FOUND")
+    status, body = await req(s, "GET", "/acme/tasks")
+    assert body["totalSize"] == 1
+
+
+async def test_subscribe_answers_get_and_post(s: Stack) -> None:
+    task = await send(s)
+    for verb in ("GET", "POST"):
+        status, body = await req(s, verb, f"/tasks/{task['id']}:subscribe")
+        assert (status, reason(body)) == (400, "UNSUPPORTED_OPERATION")  # final task
+
+
+async def test_unknown_routes_and_verbs(s: Stack) -> None:
+    status, body = await req(s, "GET", "/tasks/a/b/c")
+    assert (status, reason(body)) == (404, "METHOD_NOT_FOUND")
+    status, body = await req(s, "PUT", "/message:send", {"message": MSG})
+    assert (status, reason(body)) == (405, "METHOD_NOT_FOUND")
+    status, body = await req(s, "POST", "/tasks/x:explode")
+    assert (status, reason(body)) == (404, "METHOD_NOT_FOUND")
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    (b"{oops", (400, "PARSE_ERROR")),
+    (b"[1, 2]", (400, "INVALID_PARAMS")),
+    (b'{"message": "hello"}', (400, "INVALID_PARAMS")),
+    (b'{"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{}]}}',
+     (400, "INVALID_PARAMS")),
+    (b'{"message": {"messageId": "m", "role": "user", "parts": [{"text": "x"}]}}',
+     (400, "INVALID_PARAMS")),
+    (b"{}", (400, "INVALID_PARAMS")),
+])
+async def test_bad_bodies(s: Stack, raw: bytes, expected: tuple[int, str]) -> None:
+    status, body = await req(s, "POST", "/message:send", raw=raw)
+    assert (status, reason(body)) == expected, body
+
+
+async def test_body_limits(s: Stack) -> None:
+    big = {"message": {**MSG, "parts": [{"text": "x" * 100_000}]}}
+    status, body = await req(s, "POST", "/message:send", big)
+    assert (status, reason(body)) == (413, "INVALID_REQUEST")
+    deep: Any = 1
+    for _ in range(40):
+        deep = [deep]
+    status, body = await req(s, "POST", "/message:send",
+                             {"message": {**MSG, "metadata": {"x": deep}}})
+    assert (status, reason(body)) == (400, "PARSE_ERROR")
+    status, _ = await req(s, "POST", "/message:send", {"message": MSG})
+    assert status == 200
+
+
+async def test_delete_is_idempotent_and_empty_is_an_object(s: Stack) -> None:
+    task = await send(s)
+    status, made = await req(s, "POST", f"/tasks/{task['id']}/pushNotificationConfigs",
+                             {"url": "https://hooks.example.com/x"})
+    assert status == 200 and made["taskId"] == task["id"]
+    for _ in range(2):
+        status, body = await req(
+            s, "DELETE", f"/tasks/{task['id']}/pushNotificationConfigs/{made['id']}")
+        assert (status, body) == (200, {})
+
+
+async def test_version_as_query_parameter(s: Stack) -> None:
+    status, body = await req(s, "GET", "/tasks", params={"A2A-Version": "0.3"})
+    assert (status, reason(body)) == (400, "VERSION_NOT_SUPPORTED")
+    status, body = await req(s, "GET", "/tasks", params={"A2A-Version": "1.0"})
+    assert status == 200
