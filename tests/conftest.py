@@ -13,6 +13,7 @@ from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import GrpcServer, card_for, start_grpc
 from a2a_grpc.service import A2AService
+from a2a_grpc.stores import TaskStore
 from bridge import BridgeConfig, create_app
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
@@ -120,13 +121,14 @@ async def stack() -> AsyncIterator[StackFactory]:
         streaming: bool = True,
         config: BridgeConfig | None = None,
         service: A2AService | None = None,
+        store: TaskStore | None = None,
     ) -> Stack:
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
-        handler = RequestHandler(agent, card)
+        handler = RequestHandler(agent, card, store=store)
         grpc_server = await start_grpc(handler)
         http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
         await http.start_server()

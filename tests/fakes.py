@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.stores import MemoryTaskStore, Scope
 from generated.a2a_pb2 import Task
 
 Script = Callable[[RequestContext, TaskEvents], Awaitable[None]]
@@ -44,3 +45,14 @@ class Gate:
 
     def open(self) -> None:
         self._event.set()
+
+
+class FullDiskStore(MemoryTaskStore):
+    """The real in-memory store, with a switch that makes writes fail (a full disk)."""
+
+    writes_fail = False
+
+    async def save(self, scope: Scope, task: Task, seq: int) -> None:
+        if self.writes_fail:
+            raise OSError("No space left on device")
+        await MemoryTaskStore.save(self, scope, task, seq)

@@ -17,21 +17,11 @@ import pytest
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import card_for, start_grpc
-from a2a_grpc.stores import MemoryTaskStore, Scope
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request, user_message
-from tests.fakes import Gate, ScriptedAgent
+from tests.fakes import FullDiskStore, Gate, ScriptedAgent
 from tests.grpc_errors import fails
-
-
-class FullDiskStore(MemoryTaskStore):
-    writes_fail = False
-
-    async def save(self, scope: Scope, task: pb.Task, seq: int) -> None:
-        if self.writes_fail:
-            raise OSError("No space left on device")
-        await MemoryTaskStore.save(self, scope, task, seq)
 
 
 @dataclass

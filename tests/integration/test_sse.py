@@ -1,0 +1,155 @@
+"""SSE on the wire: ids, keep-alives, in-band errors, clients that vanish."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+
+from a2a_grpc.agent import RequestContext, TaskEvents
+from bridge import BridgeConfig
+from generated import a2a_pb2 as pb
+from tests.bindings import parse_sse
+from tests.conftest import StackFactory, send_request, user_message
+from tests.fakes import FullDiskStore, Gate, ScriptedAgent
+
+MSG = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "stream 3"}]}
+RPC = {"jsonrpc": "2.0", "id": 7, "method": "SendStreamingMessage", "params": {"message": MSG}}
+
+
+async def read_all(resp: aiohttp.ClientResponse) -> str:
+    return await resp.text()
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_event_ids_are_the_task_log_sequence(stack: StackFactory, binding: str) -> None:
+    s = await stack()
+    if binding == "jsonrpc":
+        resp = await s.session.post(s.base_url + "/", json=RPC)
+    else:
+        resp = await s.session.post(s.base_url + "/message:stream", json={"message": MSG})
+    async with resp:
+        assert resp.headers["Content-Type"].startswith("text/event-stream")
+        assert resp.headers["Cache-Control"] == "no-cache"
+        events, _ = parse_sse(await resp.text())
+    assert [e.id for e in events] == ["1", "2", "3", "4", "5", "6"]
+    if binding == "jsonrpc":
+        assert all(e.data["jsonrpc"] == "2.0" and e.data["id"] == 7 for e in events)
+
+
+async def test_subscribe_ids_continue_the_log(stack: StackFactory) -> None:
+    s = await stack()
+    asked = (await s.binding("grpc").call("SendMessage", send_request("ask"))).task  # type: ignore[attr-defined]
+    async with s.session.get(f"{s.base_url}/tasks/{asked.id}:subscribe") as resp:
+        first = await resp.content.readuntil(b"\n\n")
+        # The snapshot carries the sequence number of the last event it includes.
+        assert first.startswith(b"id: 2\n")
+        await s.binding("grpc").call("SendMessage", send_request("yes", task_id=asked.id))
+        events, _ = parse_sse(first.decode() + await resp.text())
+    assert [e.id for e in events] == ["2", "3", "4", "5", "6"]
+    assert events[-1].data["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_quiet_streams_get_keepalives(stack: StackFactory, binding: str) -> None:
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        await gate.wait()
+        await ev.complete()
+
+    s = await stack(ScriptedAgent(script), config=BridgeConfig(keepalive=0.1))
+    url, body = (s.base_url + "/", RPC) if binding == "jsonrpc" else (
+        s.base_url + "/message:stream", {"message": MSG})
+    timeout = aiohttp.ClientTimeout(sock_read=1)  # far shorter than the quiet spell
+    async with s.session.post(url, json=body, timeout=timeout) as resp:
+        await asyncio.sleep(0.6)
+        gate.open()
+        events, comments = parse_sse(await resp.text())
+    assert len(comments) >= 3 and all(c == ": keep-alive" for c in comments)
+    assert len(events) == 3
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+async def test_errors_after_the_start_are_the_last_event(stack: StackFactory,
+                                                        binding: str) -> None:
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        await gate.wait()
+        await ev.complete()
+
+    store = FullDiskStore()
+    s = await stack(ScriptedAgent(script), store=store)
+
+    url, body = (s.base_url + "/", RPC) if binding == "jsonrpc" else (
+        s.base_url + "/message:stream", {"message": MSG})
+    async with s.session.post(url, json=body) as resp:
+        await resp.content.readuntil(b"\n\n")
+        await resp.content.readuntil(b"\n\n")
+        store.writes_fail = True
+        gate.open()
+        events, _ = parse_sse(await resp.text())
+    last = events[-1]
+    if binding == "jsonrpc":
+        assert last.data["id"] == 7 and last.data["error"]["code"] == -32603
+        assert last.data["error"]["message"] == "Internal error"
+    else:
+        assert last.name == "error"
+        assert last.data["error"]["status"] == "INTERNAL"
+
+
+async def test_a_vanished_client_does_not_block_the_task_or_other_streams(
+    stack: StackFactory,
+) -> None:
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        await gate.wait()
+        for i in range(50):
+            await ev.artifact(f"part {i}", artifact_id="a", append=i > 0)
+        await ev.complete()
+
+    s = await stack(ScriptedAgent(script), config=BridgeConfig(keepalive=0.05))
+    task = (await s.binding("grpc").call("SendMessage", pb.SendMessageRequest(
+        message=user_message("go"),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    leaving = aiohttp.ClientSession()
+    resp = await leaving.get(f"{s.base_url}/tasks/{task.id}:subscribe")
+    await resp.content.readuntil(b"\n\n")
+    staying = asyncio.ensure_future(
+        s.binding("rest").stream("SubscribeToTask", pb.SubscribeToTaskRequest(id=task.id)))
+    await asyncio.sleep(0.1)
+    resp.close()
+    await leaving.close()  # the first client is gone, mid-stream
+    gate.open()
+    events = await asyncio.wait_for(staying, 10)
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    assert len([e for e in events if e.HasField("artifact_update")]) == 50
+    for _ in range(100):
+        if s.handler.bus.subscriber_count(task.id) == 0:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.02)
+    assert s.handler.bus.subscriber_count(task.id) == 0  # type: ignore[attr-defined]
+
+
+async def test_card(stack: StackFactory) -> None:
+    s = await stack()
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json") as resp:
+        assert resp.status == 200 and resp.content_type == "application/json"
+        etag = resp.headers["ETag"]
+        assert "max-age" in resp.headers["Cache-Control"]
+        card = json.loads(await resp.text())
+    assert card["name"] == "a2a-grpc demo agent"
+    assert card["capabilities"]["streaming"] is True
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json",
+                             headers={"If-None-Match": etag}) as resp:
+        assert resp.status == 304 and resp.headers["ETag"] == etag
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json",
+                             headers={"If-None-Match": '"stale"'}) as resp:
+        assert resp.status == 200
