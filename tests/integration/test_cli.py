@@ -3,68 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import grpc
+import aiohttp
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def spawn(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "a2a_grpc", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+from tests.processes import ROOT, free_port, reap, spawn, wait_http, wait_serving
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[subprocess.Popen[str], int]]:
     port = free_port()
-    proc = spawn("serve", "--grpc-port", str(port), "--grace", "2")
+    proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
+                 "--grace", "2")
     yield proc, port
     reap(proc)
-
-
-def reap(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()
-
-
-async def wait_serving(port: int, proc: subprocess.Popen[str]) -> grpc.aio.Channel:
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    health = health_pb2_grpc.HealthStub(channel)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else "server exited"
-        try:
-            resp = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)
-            if resp.status == health_pb2.HealthCheckResponse.SERVING:
-                return channel
-        except grpc.aio.AioRpcError:
-            await asyncio.sleep(0.1)
-    raise AssertionError("server did not become healthy in 20 s")
 
 
 async def test_serve_answers_and_stops_cleanly_on_sigterm(
@@ -113,7 +74,8 @@ def test_port_in_use_says_what_to_do() -> None:
 
 async def test_the_readme_example_agent_serves() -> None:
     port = free_port()
-    proc = spawn("serve", "--grpc-port", str(port), "--agent", "examples.word_count:WordCount")
+    proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
+                 "--agent", "examples.word_count:WordCount")
     try:
         channel = await wait_serving(port, proc)
         stub = A2AServiceStub(channel)
@@ -122,6 +84,38 @@ async def test_the_readme_example_agent_serves() -> None:
         empty = (await stub.SendMessage(send_request("   "))).task
         assert empty.status.state == pb.TASK_STATE_REJECTED
         await channel.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(proc.wait, 15)
+        reap(proc)
+    assert code == 0
+
+
+async def test_serve_offers_all_three_bindings_in_its_card() -> None:
+    grpc_port, http_port = free_port(), free_port()
+    proc = spawn("serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
+                 "--public-url", "https://agents.example.com/demo/")
+    try:
+        channel = await wait_serving(grpc_port, proc)
+        await channel.close()
+        base = f"http://127.0.0.1:{http_port}"
+        await wait_http(base, proc)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+            assert [(i["protocolBinding"], i["url"], i["protocolVersion"])
+                    for i in card["supportedInterfaces"]] == [
+                ("GRPC", f"grpc://127.0.0.1:{grpc_port}", "1.0"),
+                ("JSONRPC", "https://agents.example.com/demo/", "1.0"),
+                ("HTTP+JSON", "https://agents.example.com/demo", "1.0"),
+            ]
+            assert card["capabilities"] == {"streaming": True, "pushNotifications": False}
+            async with session.post(base + "/", json={
+                    "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                        "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hey"}]}}}
+                    ) as resp:
+                answer = await resp.json()
+            assert answer["result"]["task"]["artifacts"][0]["parts"][0]["text"] == "echo: hey"
     finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(proc.wait, 15)
