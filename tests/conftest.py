@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
@@ -14,10 +15,12 @@ from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import GrpcServer, card_for, start_grpc
 from a2a_grpc.service import A2AService
 from a2a_grpc.stores import TaskStore
+from a2a_grpc.upstream import UpstreamService
 from bridge import BridgeConfig, create_app
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
+from tests.processes import free_port, reap, spawn, wait_serving
 
 
 @dataclass
@@ -144,3 +147,55 @@ async def stack() -> AsyncIterator[StackFactory]:
         await s.channel.close()
         await s.grpc_server.stop(0)
         await s.handler.close()
+
+
+@dataclass
+class Gateway:
+    """Our gRPC server in another process, and the bridge in front of it, here."""
+
+    proc: subprocess.Popen[str]
+    upstream: UpstreamService
+    http: TestServer
+    session: aiohttp.ClientSession
+
+    @property
+    def base_url(self) -> str:
+        return str(self.http.make_url("")).rstrip("/")
+
+    def binding(self, name: str, headers: dict[str, str] | None = None) -> Binding:
+        if name == "jsonrpc":
+            return JsonRpcBinding(self.session, self.base_url + "/", headers)
+        return RestBinding(self.session, self.base_url, headers)
+
+
+GatewayFactory = Callable[[], Awaitable[Gateway]]
+
+
+@pytest.fixture
+async def gateway() -> AsyncIterator[GatewayFactory]:
+    made: list[Gateway] = []
+
+    async def _make() -> Gateway:
+        port = free_port()
+        proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
+                     "--agent", "tests.agents:PushEnabledDemo", "--grace", "0")
+        try:
+            channel = await wait_serving(port, proc)
+        except BaseException:
+            reap(proc)
+            raise
+        upstream = UpstreamService(f"127.0.0.1:{port}", channel)
+        card = pb.AgentCard(name="gw", description="gw", version="1",
+                            capabilities=pb.AgentCapabilities(streaming=True))
+        http = TestServer(create_app(upstream, card), host="127.0.0.1")
+        await http.start_server()
+        g = Gateway(proc, upstream, http, aiohttp.ClientSession())
+        made.append(g)
+        return g
+
+    yield _make
+    for g in made:
+        await g.session.close()
+        await g.http.close()
+        await g.upstream.close()
+        reap(g.proc)

@@ -13,16 +13,21 @@ from google.rpc import code_pb2
 from a2a_grpc.core import errors
 from generated import a2a_pb2 as pb
 from tests.bindings import Binding, CallFailed
-from tests.conftest import StackFactory, send_request, user_message
+from tests.conftest import GatewayFactory, StackFactory, send_request, user_message
 
 BINDINGS = ["grpc", "jsonrpc", "rest"]
+# Gateway mode: JSON-RPC and REST here, our gRPC server in another process.
+GATEWAY = ["gateway-jsonrpc", "gateway-rest"]
 REASONS = {w.reason: w for w in errors.WIRE.values()}
 
 
-@pytest.fixture(params=BINDINGS)
-async def b(request: pytest.FixtureRequest, stack: StackFactory) -> Binding:
-    s = await stack()
-    return s.binding(request.param)
+@pytest.fixture(params=BINDINGS + GATEWAY)
+async def b(request: pytest.FixtureRequest, stack: StackFactory,
+            gateway: GatewayFactory) -> Binding:
+    name: str = request.param
+    if name.startswith("gateway-"):
+        return (await gateway()).binding(name.removeprefix("gateway-"))
+    return (await stack()).binding(name)
 
 
 async def fails(b: Binding, reason: str, call: object) -> CallFailed:

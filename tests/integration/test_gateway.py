@@ -1,0 +1,76 @@
+"""Gateway mode beyond the parity list: the CLI, and an upstream that is down."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+
+import aiohttp
+from aiohttp.test_utils import TestServer
+
+from a2a_grpc.upstream import UpstreamService
+from bridge import create_app
+from generated import a2a_pb2 as pb
+from tests.processes import free_port, reap, spawn, wait_http, wait_serving
+
+
+async def test_unreachable_upstream_is_503_and_says_so() -> None:
+    upstream = UpstreamService(f"127.0.0.1:{free_port()}")  # nothing listens there
+    http = TestServer(create_app(upstream, pb.AgentCard(name="gw")), host="127.0.0.1")
+    await http.start_server()
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(http.make_url("/tasks/x")) as resp:
+                body = await resp.json()
+            assert resp.status == 503
+            assert body["error"]["status"] == "UNAVAILABLE"
+            assert "unavailable" in body["error"]["message"]
+            async with session.post(http.make_url("/"), json={
+                    "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+                    ) as resp:
+                answer = await resp.json()
+            assert answer["error"]["code"] == -32000
+    finally:
+        await http.close()
+        await upstream.close()
+
+
+async def test_bridge_command_in_front_of_a_server_process(tmp_path: Path) -> None:
+    grpc_port, gw_port = free_port(), free_port()
+    server = spawn("serve", "--grpc-port", str(grpc_port), "--http-port", str(free_port()))
+    card_file = tmp_path / "card.json"
+    card_file.write_text(json.dumps({
+        "name": "Fronted agent", "description": "behind a gateway", "version": "2.0",
+        "capabilities": {"streaming": True}, "someFutureField": 1}))
+    gw = spawn("bridge", "--upstream", f"127.0.0.1:{grpc_port}", "--http-port", str(gw_port),
+               "--card", str(card_file))
+    try:
+        channel = await wait_serving(grpc_port, server)
+        await channel.close()
+        base = f"http://127.0.0.1:{gw_port}"
+        await wait_http(base, gw)
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+            assert card["name"] == "Fronted agent"
+            assert [i["protocolBinding"] for i in card["supportedInterfaces"]] == [
+                "JSONRPC", "HTTP+JSON"]
+            async with session.post(base + "/message:stream", json={"message": {
+                    "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "stream 2"}]}}
+                    ) as resp:
+                text = await resp.text()
+            assert text.count("artifactUpdate") == 2 and "TASK_STATE_COMPLETED" in text
+            assert "id: 1\n" in text  # the gateway numbers events it cannot read from upstream
+            async with session.post(base + "/tasks/nope:cancel") as resp:
+                body = await resp.json()
+            assert resp.status == 404
+            assert body["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+    finally:
+        for proc in (gw, server):
+            proc.send_signal(signal.SIGTERM)
+        codes = [await asyncio.to_thread(p.wait, 15) for p in (gw, server)]
+        for proc in (gw, server):
+            reap(proc)
+    assert codes == [0, 0]
