@@ -1,0 +1,66 @@
+"""The official a2a-sdk client over JSON-RPC and HTTP+JSON, starting from our card."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestServer
+
+from a2a_grpc.demo import DemoAgent
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.server import card_for
+from bridge import CARD, Interface, create_app, with_interfaces
+
+PEERS = Path(__file__).parent / "peers"
+pytestmark = pytest.mark.interop
+
+
+@pytest.mark.parametrize(("binding", "transport"), [("JSONRPC", "JsonRpcTransport"),
+                                                    ("HTTP+JSON", "RestTransport")])
+async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> None:
+    agent = DemoAgent()
+    card = card_for(agent)
+    card.capabilities.push_notifications = True  # config CRUD only; nothing is delivered
+    handler = RequestHandler(agent, card)
+    app = create_app(handler, card)
+    http = TestServer(app, host="127.0.0.1")
+    await http.start_server()
+    base = str(http.make_url("")).rstrip("/")
+    app[CARD].update(with_interfaces(card, [Interface("JSONRPC", base + "/"),
+                                            Interface("HTTP+JSON", base)]))
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            str(sdk_python), str(PEERS / "sdk_http_client.py"), base, binding,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        await http.close()
+        await handler.close()
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen = json.loads(out)
+    print(json.dumps(seen, indent=1), file=sys.stderr)
+    assert seen["transport"] == transport
+    assert seen["send"] == {"state": "TASK_STATE_COMPLETED", "artifact": "echo: hello"}
+    assert seen["reply"] == "hey"
+    assert seen["get"] == {"same_id": True, "history": 0}
+    assert seen["stream"] == ["task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+                              "artifact_update", "artifact_update", "artifact_update",
+                              "TASK_STATE_COMPLETED"]
+    assert seen["list"] == {"count": 1, "total": 2, "has_next": True, "artifacts": 1}
+    assert seen["cancel"] == {"state": "TASK_STATE_CANCELED", "first": "task:TASK_STATE_WORKING",
+                              "last": "TASK_STATE_CANCELED"}
+    assert seen["quiet_subscribe"] == ["task:TASK_STATE_INPUT_REQUIRED",
+                                       "task:TASK_STATE_INPUT_REQUIRED", "TASK_STATE_WORKING",
+                                       "artifact_update", "TASK_STATE_COMPLETED"]
+    assert seen["push"] == {"id_assigned": True, "got": "https://hooks.example.com/a2a",
+                            "listed": 1, "after_delete": 0}
+    assert seen["errors"] == {
+        "get_unknown": "TaskNotFoundError",
+        "cancel_done": "TaskNotCancelableError",
+        "follow_up_done": "UnsupportedOperationError",
+        "subscribe_done": "UnsupportedOperationError",
+    }
