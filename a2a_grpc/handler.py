@@ -78,8 +78,10 @@ class RequestHandler:
         store: TaskStore | None = None,
         bus: EventBus | None = None,
         extended_card: AgentCard | None = None,
+        max_parts: int = 1000,
     ) -> None:
         self.executor = executor
+        self.max_parts = max_parts  # per incoming message
         self.card = card
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
@@ -142,6 +144,8 @@ class RequestHandler:
         """
         self._preflight(ctx)
         validate(req)
+        require(len(req.message.parts) <= self.max_parts, "message.parts",
+                f"has {len(req.message.parts)} parts; at most {self.max_parts} are accepted")
         lifecycle.history_length_of(req.configuration)  # validates the value
         push = req.configuration.task_push_notification_config
         if req.configuration.HasField("task_push_notification_config"):

@@ -265,3 +265,12 @@ async def test_illegal_transitions_are_refused_in_the_agent(serve: Serve) -> Non
     assert "completed -> working" in str(refused[0])
     got = await s.stub.GetTask(pb.GetTaskRequest(id=task.id))
     assert got == task
+
+
+async def test_too_many_parts_is_invalid_params(serve: Serve) -> None:
+    s = await serve()
+    msg = user_message("x")
+    msg.parts.extend(pb.Part(text=str(i)) for i in range(1000))
+    seen = await fails(s.stub.SendMessage(pb.SendMessageRequest(message=msg)))
+    assert (seen.reason, seen.fields) == ("INVALID_PARAMS", ["message.parts"])
+    assert "at most 1000" in seen.message
