@@ -15,6 +15,7 @@ import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 
 from google.protobuf.empty_pb2 import Empty
 
@@ -36,6 +37,7 @@ from generated.a2a_pb2 import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 
 from .agent import AgentExecutor, RequestContext
@@ -54,7 +56,7 @@ from .core.errors import (
     VersionNotSupportedError,
 )
 from .core.validate import require, validate
-from .runtime import ActorRegistry, Run, TaskActor
+from .runtime import ActorRegistry, OnCreate, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
 from .streams import EventStream, Numbered
 
@@ -87,6 +89,8 @@ class RequestHandler:
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.bus: EventBus = bus if bus is not None else LocalEventBus()
         self._actors = ActorRegistry(self.store, self.bus)
+        # Runs whose message is being handled, by (scope, messageId): idempotent sends.
+        self._inflight: dict[tuple[Scope, str], Run] = {}
 
     @property
     def live_tasks(self) -> int:
@@ -136,8 +140,10 @@ class RequestHandler:
     async def _start(
         self, req: SendMessageRequest, ctx: CallContext,
         before: Callable[[str], Awaitable[None]] | None = None,
-    ) -> tuple[TaskActor, Run]:
+    ) -> tuple[TaskActor, Run] | _Duplicate:
         """Check the request, pick or load the task, and start the agent on it.
+        A messageId this caller already sent gives its first run or task instead
+        (§3.3.1: a retried send is safe).
 
         `before(task_id)` runs just before the checks that must be atomic with
         the start (a stream subscribes there, so it misses no event).
@@ -158,6 +164,9 @@ class RequestHandler:
             found = await self.store.get(scope, ref)
             if found is not None:
                 referenced.append(found.task)
+        duplicate = await self._duplicate(scope, msg)
+        if duplicate is not None:
+            return duplicate
 
         async def on_create(task: Task) -> None:
             if req.configuration.HasField("task_push_notification_config"):
@@ -169,8 +178,10 @@ class RequestHandler:
             if before is not None:
                 await before(task_id)
             context = self._request_context(req, msg, None, referenced, ctx)
+            if (scope, msg.message_id) in self._inflight:  # sent twice at once
+                return _Duplicate(self._inflight[(scope, msg.message_id)], None)
             actor = self._actors.new(scope, task_id, context_id)
-            return actor, self._actors.start(actor, self.executor, context, on_create)
+            return actor, self._begin(scope, actor, context, on_create)
         if before is not None:
             await before(msg.task_id)
         async with self._actors.loaded(scope, msg.task_id) as actor:
@@ -184,7 +195,34 @@ class RequestHandler:
                 )
             msg.context_id = actor.context_id
             context = self._request_context(req, msg, snap[0], referenced, ctx)
-            return actor, self._actors.start(actor, self.executor, context, on_create)
+            if (scope, msg.message_id) in self._inflight:  # sent twice at once
+                return _Duplicate(self._inflight[(scope, msg.message_id)], actor.task_id)
+            return actor, self._begin(scope, actor, context, on_create)
+
+    def _begin(self, scope: Scope, actor: TaskActor, context: RequestContext,
+               on_create: OnCreate) -> Run:
+        run = self._actors.start(actor, self.executor, context, on_create)
+        key = (scope, context.message.message_id)
+        self._inflight[key] = run
+        run.aio_task.add_done_callback(lambda _: self._inflight.pop(key, None))
+        return run
+
+    async def _duplicate(self, scope: Scope, msg: Message) -> _Duplicate | None:
+        run = self._inflight.get((scope, msg.message_id))
+        task_id = run.actor.task_id if run is not None else await self.store.task_for_message(
+            scope, msg.message_id)
+        if run is None and task_id is None:
+            run = self._inflight.get((scope, msg.message_id))  # arrived during the await
+            if run is None:
+                return None
+            task_id = run.actor.task_id
+        if msg.task_id and task_id and msg.task_id != task_id and (
+                run is None or not run.replied):
+            raise InvalidParamsError(
+                f"messageId {msg.message_id!r} was already used for task {task_id}; "
+                "give every new message a new messageId",
+                violations=[FieldViolation("message.messageId", "already used")])
+        return _Duplicate(run, task_id)
 
     @staticmethod
     def _request_context(
@@ -198,20 +236,31 @@ class RequestHandler:
         )
 
     async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
-        actor, run = await self._start(req, ctx)
-        if req.configuration.return_immediately:
-            error = await run.started
-            if error is not None:
-                raise error
-            outcome = run.settled.result() if run.settled.done() else actor.response()
+        started = await self._start(req, ctx)
+        if isinstance(started, _Duplicate) and started.run is None:
+            assert started.task_id is not None
+            task = await self._get(self._scope(req.tenant, ctx), started.task_id)
+            outcome: SendMessageResponse | BaseException = SendMessageResponse(task=task)
         else:
-            outcome = await run.settled
+            run = started.run if isinstance(started, _Duplicate) else started[1]
+            assert run is not None
+            outcome = await self._await_run(run, req.configuration.return_immediately)
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):
             limit = lifecycle.history_length_of(req.configuration)
             lifecycle.trim_history(outcome.task, limit)
         return outcome
+
+    @staticmethod
+    async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:
+        """What a send waits for: the first event, or the final/interrupted state."""
+        if not immediately:
+            return await run.settled
+        error = await run.started
+        if error is not None:
+            return error
+        return run.settled.result() if run.settled.done() else run.actor.response()
 
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext
@@ -224,7 +273,11 @@ class RequestHandler:
             subs.append(await stack.enter_async_context(self.bus.subscribe(task_id)))
 
         try:
-            _, run = await self._start(req, ctx, subscribe)
+            started = await self._start(req, ctx, subscribe)
+            if isinstance(started, _Duplicate):
+                await stack.aclose()
+                return await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+            run = started[1]
             error = await run.started
             if error is not None:
                 raise error
@@ -232,6 +285,24 @@ class RequestHandler:
             await stack.aclose()
             raise
         return EventStream(self._follow(stack, subs[0], run.first_seq))
+
+    async def _duplicate_stream(self, dup: _Duplicate, scope: Scope) -> EventStream:
+        """A retried stream: the task as it stands and what follows, or the reply."""
+        if dup.run is not None:
+            error = await dup.run.started
+            if error is not None:
+                raise error
+            if dup.run.replied:
+                reply = await dup.run.settled
+                assert not isinstance(reply, BaseException)
+                return EventStream(_one(dup.run.first_seq, StreamResponse(message=reply.message)))
+        task_id = dup.task_id or (dup.run.actor.task_id if dup.run is not None else None)
+        assert task_id is not None
+        tail = await self._open_tail(scope, task_id)
+        if tail.state in states.SETTLED:
+            await tail.stack.aclose()
+            return EventStream(_one(tail.seq, StreamResponse(task=tail.task)))
+        return EventStream(self._tail(tail, None))
 
     async def _follow(
         self, stack: AsyncExitStack, sub: Subscription, first_seq: int
@@ -302,35 +373,50 @@ class RequestHandler:
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext
     ) -> EventStream:
+        """The current Task, then live events. With a last event id (resumable
+        streams extension), the Task, then every logged event after that id,
+        then live events; a final task then replays and closes."""
         self._require_streaming()
         self._preflight(ctx)
         validate(req)
+        last = _last_event_id(ctx)
+        found = await self._open_tail(self._scope(req.tenant, ctx), req.id, resume=last)
+        if last is None and found.state in states.TERMINAL:
+            await found.stack.aclose()
+            raise UnsupportedOperationError(
+                f"task {req.id} is {states.name(found.state)}; a final task has no more "
+                "events to subscribe to. Use GetTask to read it"
+            )
+        return EventStream(self._tail(found, last))
+
+    async def _open_tail(self, scope: Scope, task_id: str, resume: int | None = None) -> _Tail:
+        """Subscribe, then read the snapshot: no event can fall between the two."""
         stack = AsyncExitStack()
         try:
-            sub = await stack.enter_async_context(self.bus.subscribe(req.id))
-            found = await self.store.get(self._scope(req.tenant, ctx), req.id)
+            sub = await stack.enter_async_context(self.bus.subscribe(task_id))
+            found = await self.store.get(scope, task_id)
             if found is None:
-                raise TaskNotFoundError(f"task {req.id!r} not found", metadata={"taskId": req.id})
-            state = found.task.status.state
-            if state in states.TERMINAL:
-                raise UnsupportedOperationError(
-                    f"task {req.id} is {states.name(state)}; a final task has no more "
-                    "events to subscribe to. Use GetTask to read it"
-                )
+                raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+            replay = [] if resume is None else await self.store.events(
+                scope, task_id, resume, found.seq)
         except BaseException:
             await stack.aclose()
             raise
-        return EventStream(self._subscription(stack, sub, found.task, found.seq))
+        return _Tail(stack, sub, found.task, found.seq, replay)
 
-    async def _subscription(
-        self, stack: AsyncExitStack, sub: Subscription, task: Task, seq: int
-    ) -> AsyncGenerator[Numbered, None]:
-        async with stack:
-            yield seq, StreamResponse(task=task)  # §3.1.6: the current Task comes first
-            async for event in sub:
+    async def _tail(self, tail: _Tail, resume: int | None) -> AsyncGenerator[Numbered, None]:
+        async with tail.stack:
+            # §3.1.6: the current Task comes first. On a resume it carries no id,
+            # so the client's last event id stays where it was until the replay.
+            yield (tail.seq if resume is None else None), StreamResponse(task=tail.task)
+            for seq, logged in tail.replay:
+                yield seq, logged
+            if tail.state in states.TERMINAL:
+                return
+            async for event in tail.sub:
                 if event.error is not None:
                     raise event.error
-                if event.seq <= seq:
+                if event.seq <= tail.seq:
                     continue  # already part of the snapshot
                 yield event.seq, event.payload
                 if _ends_stream(event.payload):
@@ -410,6 +496,48 @@ class RequestHandler:
         card = AgentCard()
         card.CopyFrom(self.extended_card)
         return card
+
+
+@dataclass(slots=True)
+class _Duplicate:
+    """A send whose messageId was seen before: its run if still going, and task."""
+
+    run: Run | None
+    task_id: str | None
+
+
+async def _one(seq: int, event: StreamResponse) -> AsyncGenerator[Numbered, None]:
+    yield seq, event
+
+
+@dataclass(slots=True)
+class _Tail:
+    stack: AsyncExitStack
+    sub: Subscription
+    task: Task
+    seq: int
+    replay: list[tuple[int, StreamResponse]]
+
+    @property
+    def state(self) -> TaskState:
+        return self.task.status.state
+
+
+def _last_event_id(ctx: CallContext) -> int | None:
+    """`Last-Event-ID` (HTTP) or `a2a-last-event-id` (gRPC metadata), if sent."""
+    raw = ctx.metadata.get("a2a-last-event-id") or ctx.metadata.get("last-event-id")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw.strip())
+        if value < 0:
+            raise ValueError(raw)
+    except ValueError:
+        raise InvalidParamsError(
+            f"last event id must be a non-negative integer, got {raw!r}",
+            violations=[FieldViolation("Last-Event-ID", "a sequence number from an SSE id:")],
+        ) from None
+    return value
 
 
 def _ends_stream(event: StreamResponse) -> bool:

@@ -127,7 +127,7 @@ class TaskActor:
                 status=TaskStatus(state=states.SUBMITTED, timestamp=_now()),
                 history=[message],
             )
-            await self._commit(task, None)
+            await self._commit(task, None, message.message_id)
             run.pending = None  # recorded: never again, even if what follows fails
             if run.on_create is not None:
                 await run.on_create(task)
@@ -135,16 +135,18 @@ class TaskActor:
             updated = Task()
             updated.CopyFrom(self.task)
             updated.history.append(message)
-            await self._commit(updated, None)
+            await self._commit(updated, None, message.message_id)
             run.pending = None
 
-    async def _commit(self, task: Task, event: StreamResponse | None) -> None:
+    async def _commit(
+        self, task: Task, event: StreamResponse | None, message_id: str | None = None
+    ) -> None:
         seq = self.seq + 1
-        await self._store.save(self.scope, task, seq)
-        self.task, self.seq = task, seq
-        if event is None:  # a new task or a user message: publish the task itself
+        if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
+        await self._store.append(self.scope, task, seq, event, message_id)
+        self.task, self.seq = task, seq
         await self._bus.publish(self.task_id, seq, event)
 
     def response(self) -> SendMessageResponse:

@@ -27,6 +27,9 @@ from .context import CallContext
 from .core.errors import A2AError, InternalError, ParseError
 from .handler import RequestHandler
 from .status import rpc_status_of
+from .streams import EventStream
+
+FIRST_EVENT_ID = "a2a-first-event-id"
 
 log = logging.getLogger("a2a_grpc.servicer")
 
@@ -126,7 +129,14 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
             _check(request)
             events = await method(request, call_context(context))
             async with aclosing(events):  # type: ignore[type-var]
+                first = True
                 async for event in events:
+                    if first and isinstance(events, EventStream) and events.seq is not None:
+                        # gRPC has no per-message ids: tell the client the first event's
+                        # sequence number; the ones after it count up by one.
+                        await context.send_initial_metadata(
+                            ((FIRST_EVENT_ID, str(events.seq)),))
+                    first = False
                     yield event
         except Exception as exc:
             await abort(context, exc)

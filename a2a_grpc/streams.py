@@ -13,14 +13,17 @@ class EventStream(AsyncIterator[StreamResponse]):
     """An async iterator of StreamResponse events.
 
     After each event, `seq` is that event's sequence number in the task's
-    event log (the SSE `id:`), or None when the source does not know it (a
-    gateway in front of a gRPC server). Close it (`aclose`) to unsubscribe.
+    event log (the SSE `id:`), or None for an event that has none (the Task
+    snapshot that opens a resumed stream). `numbered` is False when the
+    source knows no sequence numbers at all (a gateway in front of a gRPC
+    server). Close it (`aclose`) to unsubscribe.
     """
 
-    __slots__ = ("_source", "seq")
+    __slots__ = ("_source", "numbered", "seq")
 
-    def __init__(self, source: AsyncGenerator[Numbered, None]) -> None:
+    def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True) -> None:
         self._source = source
+        self.numbered = numbered
         self.seq: int | None = None
 
     def __aiter__(self) -> EventStream:

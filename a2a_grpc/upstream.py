@@ -77,7 +77,7 @@ class UpstreamService:
             first = await call.read()  # errors surface here, before any event
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
-        return EventStream(self._rest(call, first))
+        return EventStream(self._rest(call, first), numbered=False)
 
     async def _rest(self, call: Any, first: Any) -> AsyncGenerator[Numbered, None]:
         try:

@@ -70,7 +70,7 @@ async def stream(
                 if pending.done():
                     pending = None
             counter += 1
-            seq = events.seq if events.seq is not None else counter
+            seq = events.seq if events.numbered else counter
             await response.write(frame(render(event), event_id=seq))
     except ConnectionResetError:
         pass  # the client went away: nothing to tell it; the task goes on

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.stores import MemoryTaskStore, Scope
-from generated.a2a_pb2 import Task
+from generated.a2a_pb2 import StreamResponse, Task
 
 Script = Callable[[RequestContext, TaskEvents], Awaitable[None]]
 
@@ -52,7 +52,8 @@ class FullDiskStore(MemoryTaskStore):
 
     writes_fail = False
 
-    async def save(self, scope: Scope, task: Task, seq: int) -> None:
+    async def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
+                     message_id: str | None = None) -> None:
         if self.writes_fail:
             raise OSError("No space left on device")
-        await MemoryTaskStore.save(self, scope, task, seq)
+        await MemoryTaskStore.append(self, scope, task, seq, event, message_id)

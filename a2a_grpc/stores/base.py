@@ -1,20 +1,31 @@
-"""The task store contract. Implementations: memory (here), SQL (later).
+"""The task store contract. Implementations: memory, SQLite, PostgreSQL.
 
 A store keeps each task as one serialized proto plus what ListTasks filters
 and sorts on, under a `Scope` (tenant, owner): a task outside the caller's
 scope is indistinguishable from a missing one (spec §13.1: never reveal the
-existence of what a caller may not see). Each task carries the sequence
-number of the last event applied to it, so a subscriber can line a snapshot
-up with the live events that follow it.
+existence of what a caller may not see). Beside each task it keeps the
+task's event log: every event, in order, under its sequence number, so a
+client that lost its stream can replay what it missed. The task snapshot
+and the event are written in one transaction (`append`), so the snapshot at
+sequence n is always the fold of the log up to n.
+
+Failures of the store itself (disk full, database unreachable, lock
+timeout) raise `StoreUnavailableError`: the caller sees a clear, retryable
+error and the write is not reported as done.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from generated.a2a_pb2 import Task, TaskPushNotificationConfig
+from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
+from ..core.errors import UnavailableError
 from ..core.listing import TaskQuery
+
+
+class StoreUnavailableError(UnavailableError):
+    default_message = "The task store is unavailable; try again shortly"
 
 
 class Scope(NamedTuple):
@@ -28,14 +39,37 @@ class StoredTask(NamedTuple):
 
 
 class TaskStore(Protocol):
-    async def save(self, scope: Scope, task: Task, seq: int) -> None:
-        """Insert or replace `task` with the sequence number of its last event."""
+    async def open(self) -> None:
+        """Connect, and create or migrate the schema."""
+
+    async def close(self) -> None: ...
+
+    async def append(
+        self, scope: Scope, task: Task, seq: int, event: StreamResponse,
+        message_id: str | None = None,
+    ) -> None:
+        """In one transaction: `task` as of event `seq`, `event` added to its log,
+        and (when `event` records a user message) that message's id."""
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""
 
+    async def events(
+        self, scope: Scope, task_id: str, after: int, upto: int
+    ) -> list[tuple[int, StreamResponse]]:
+        """The task's logged events with after < seq <= upto, in order."""
+
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         """One page of matching tasks, newest status first, and the total count."""
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        """The task that recorded this user messageId, if any (idempotent sends)."""
+
+    async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
+        """Tasks left SUBMITTED or WORKING (crash recovery)."""
+
+    async def purge(self, before_ns: int) -> int:
+        """Delete final tasks whose status is older than `before_ns`; how many."""
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
         """Insert or replace a config, keyed by (task_id, id)."""

@@ -1,17 +1,17 @@
-"""In-memory task store: for tests and throwaway demos.
+"""In-memory task store: for tests and throwaway demos (`--store memory`).
 
-Tasks are kept as serialized bytes, so nothing a caller holds can alias what
-is stored. Listing sorts the scope's tasks on each call: fine for thousands
-of tasks; the SQL stores serve large volumes from an index.
+Tasks and events are kept as serialized bytes, so nothing a caller holds can
+alias what is stored. Listing sorts the scope's tasks on each call: fine for
+thousands of tasks; the SQL stores serve large volumes from an index.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from generated.a2a_pb2 import Task, TaskPushNotificationConfig
+from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
-from ..core import listing
+from ..core import listing, states
 from ..core.listing import SortKey, TaskQuery
 from .base import Scope, StoredTask
 
@@ -23,17 +23,33 @@ class _Row:
     key: SortKey
     context_id: str
     state: int
+    log: list[tuple[int, bytes]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class MemoryTaskStore:
     _tasks: dict[Scope, dict[str, _Row]] = field(default_factory=dict)
     _push: dict[tuple[Scope, str], dict[str, bytes]] = field(default_factory=dict)
+    _messages: dict[tuple[Scope, str], str] = field(default_factory=dict)
 
-    async def save(self, scope: Scope, task: Task, seq: int) -> None:
-        row = _Row(task.SerializeToString(), seq, listing.sort_key(task), task.context_id,
-                   task.status.state)
-        self._tasks.setdefault(scope, {})[task.id] = row
+    async def open(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
+
+    async def append(
+        self, scope: Scope, task: Task, seq: int, event: StreamResponse,
+        message_id: str | None = None,
+    ) -> None:
+        tasks = self._tasks.setdefault(scope, {})
+        old = tasks.get(task.id)
+        log = old.log if old is not None else []
+        log.append((seq, event.SerializeToString()))
+        tasks[task.id] = _Row(task.SerializeToString(), seq, listing.sort_key(task),
+                              task.context_id, task.status.state, log)
+        if message_id:
+            self._messages[(scope, message_id)] = task.id
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         row = self._tasks.get(scope, {}).get(task_id)
@@ -41,12 +57,40 @@ class MemoryTaskStore:
             return None
         return StoredTask(Task.FromString(row.blob), row.seq)
 
+    async def events(
+        self, scope: Scope, task_id: str, after: int, upto: int
+    ) -> list[tuple[int, StreamResponse]]:
+        row = self._tasks.get(scope, {}).get(task_id)
+        if row is None:
+            return []
+        return [(s, StreamResponse.FromString(b)) for s, b in row.log if after < s <= upto]
+
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         rows = self._tasks.get(Scope(query.tenant, query.owner), {}).values()
         hits = [r for r in rows if _matches(query, r)]
         hits.sort(key=lambda r: r.key, reverse=True)
         after = [r for r in hits if listing.after_cursor(query, r.key)]
         return [Task.FromString(r.blob) for r in after[: query.page_size]], len(hits)
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        return self._messages.get((scope, message_id))
+
+    async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
+        return [(scope, StoredTask(Task.FromString(r.blob), r.seq))
+                for scope, rows in self._tasks.items() for r in rows.values()
+                if r.state in (states.SUBMITTED, states.WORKING)]
+
+    async def purge(self, before_ns: int) -> int:
+        gone = 0
+        for scope, rows in self._tasks.items():
+            for task_id in [i for i, r in rows.items()
+                            if r.state in states.TERMINAL and r.key[0] < before_ns]:
+                del rows[task_id]
+                self._push.pop((scope, task_id), None)
+                gone += 1
+        alive = {(scope, t) for scope, rows in self._tasks.items() for t in rows}
+        self._messages = {k: v for k, v in self._messages.items() if (k[0], v) in alive}
+        return gone
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
         self._push.setdefault((scope, config.task_id), {})[config.id] = config.SerializeToString()

@@ -119,9 +119,10 @@ async def test_batch(s: Stack) -> None:
     status, answer = await post(s, [
         {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": MSG}},
         {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "nope"}},
-        {"jsonrpc": "2.0", "method": "SendMessage", "params": {"message": MSG}},  # notification
+        {"jsonrpc": "2.0", "method": "SendMessage",  # a notification
+         "params": {"message": {**MSG, "messageId": "m2"}}},
         {"jsonrpc": "2.0", "id": 3, "method": "SendStreamingMessage",
-         "params": {"message": MSG}},
+         "params": {"message": {**MSG, "messageId": "m3"}}},
         "not a request",
     ])
     assert status == 200

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -34,8 +35,8 @@ def reason(body: dict[str, Any]) -> str:
 
 
 async def send(s: Stack, text: str = "hello", **extra: Any) -> dict[str, Any]:
-    status, body = await req(s, "POST", "/message:send",
-                             {"message": {**MSG, "parts": [{"text": text}]}, **extra})
+    status, body = await req(s, "POST", "/message:send", {"message": {
+        **MSG, "messageId": str(uuid.uuid4()), "parts": [{"text": text}]}, **extra})
     assert status == 200, body
     return body["task"]  # type: ignore[no-any-return]
 

@@ -1,0 +1,89 @@
+"""Resumable streams (our extension): pick a dropped stream up, no gap, no duplicate."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from a2a_grpc.servicer import FIRST_EVENT_ID
+from generated import a2a_pb2 as pb
+from tests.bindings import parse_sse
+from tests.conftest import StackFactory, send_request
+from tests.grpc_errors import stream_fails
+
+
+def chunks(events: list[pb.StreamResponse]) -> list[str]:
+    return [e.artifact_update.artifact.parts[0].text for e in events
+            if e.HasField("artifact_update")]
+
+
+async def read_n(call: grpc.aio.UnaryStreamCall, n: int) -> list[pb.StreamResponse]:
+    return [await call.read() for _ in range(n)]
+
+
+async def read_rest(call: grpc.aio.UnaryStreamCall) -> list[pb.StreamResponse]:
+    out = []
+    while (event := await call.read()) is not grpc.aio.EOF:
+        out.append(event)
+    return out
+
+
+@pytest.mark.parametrize("cut", [1, 2, 7, 30, 52])
+async def test_grpc_resume_after_a_drop(stack: StackFactory, cut: int) -> None:
+    s = await stack()
+    call = s.binding("grpc").stub.SendStreamingMessage(send_request("stream 50"))  # type: ignore[attr-defined]
+    first_id = int(dict(await call.initial_metadata())[FIRST_EVENT_ID])
+    seen = await read_n(call, cut)
+    call.cancel()  # the connection drops
+    task_id = seen[0].task.id
+    last = first_id + cut - 1  # events count up by one from the first
+    resumed = s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
+        pb.SubscribeToTaskRequest(id=task_id), metadata=(("a2a-last-event-id", str(last)),))
+    rest = await read_rest(resumed)
+    assert rest[0].HasField("task")  # the current Task always comes first (§3.1.6)
+    assert chunks(seen + rest[1:]) == [f"chunk {i}/50" for i in range(1, 51)]
+    assert rest[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+
+
+@pytest.mark.parametrize("binding", ["rest", "jsonrpc"])
+async def test_sse_resume_with_last_event_id(stack: StackFactory, binding: str) -> None:
+    s = await stack()
+    async with s.session.post(s.base_url + "/message:stream", json={"message": {
+            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "stream 50"}]}}) as resp:
+        head = b"".join([await resp.content.readuntil(b"\n\n") for _ in range(12)])
+    seen, _ = parse_sse(head.decode())
+    task_id, last = seen[0].data["task"]["id"], seen[-1].id
+    assert last == "12"
+    if binding == "rest":
+        ctx = s.session.get(f"{s.base_url}/tasks/{task_id}:subscribe",
+                            headers={"Last-Event-ID": last})
+    else:
+        ctx = s.session.post(s.base_url + "/", headers={"Last-Event-ID": last}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}})
+    async with ctx as resp:
+        rest, _ = parse_sse(await resp.text())
+    if binding == "jsonrpc":
+        for ev in rest:
+            ev.data = ev.data["result"]
+    assert rest[0].id is None and "task" in rest[0].data  # the snapshot keeps the client's id
+    assert [e.id for e in rest[1:]] == [str(i) for i in range(13, 13 + len(rest) - 1)]
+    texts = [e.data["artifactUpdate"]["artifact"]["parts"][0]["text"]
+             for e in seen + rest[1:] if "artifactUpdate" in e.data]
+    assert texts == [f"chunk {i}/50" for i in range(1, 51)]
+
+
+async def test_resume_of_a_finished_stream_replays_and_closes(stack: StackFactory) -> None:
+    s = await stack()
+    stub = s.binding("grpc").stub  # type: ignore[attr-defined]
+    task = (await stub.SendMessage(send_request("stream 3"))).task
+    resumed = await read_rest(stub.SubscribeToTask(
+        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "0"),)))
+    assert chunks(resumed) == ["chunk 1/3", "chunk 2/3", "chunk 3/3"]
+    up_to_date = await read_rest(stub.SubscribeToTask(
+        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "99"),)))
+    assert [e.WhichOneof("payload") for e in up_to_date] == ["task"]
+    seen = await stream_fails(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id)))
+    assert seen.reason == "UNSUPPORTED_OPERATION"  # without a last id, the spec's rule holds
+    seen = await stream_fails(stub.SubscribeToTask(
+        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "seven"),)))
+    assert seen.reason == "INVALID_PARAMS"
