@@ -1,6 +1,39 @@
-"""Task stores: where tasks, their sequence numbers and webhook configs live."""
+"""Task stores: tasks, their event logs, message ids and webhook configs.
+
+`open_store(url)` picks one: `memory`, `sqlite:///PATH` (relative) or
+`sqlite:////abs/path`, `postgresql://...` (or `postgres://...`).
+"""
+
+from __future__ import annotations
 
 from .base import Scope, StoredTask, StoreUnavailableError, TaskStore
 from .memory import MemoryTaskStore
 
-__all__ = ["MemoryTaskStore", "Scope", "StoreUnavailableError", "StoredTask", "TaskStore"]
+__all__ = ["MemoryTaskStore", "Scope", "StoreUnavailableError", "StoredTask", "TaskStore",
+           "open_store", "store_for"]
+
+DEFAULT_URL = "sqlite:///a2a-grpc.db"
+
+
+def store_for(url: str) -> TaskStore:
+    """The store a URL names (not opened yet); ValueError for anything else."""
+    if url == "memory":
+        return MemoryTaskStore()
+    if url.startswith("sqlite:///"):
+        from .sqlite import SqliteTaskStore
+
+        path = url.removeprefix("sqlite:///")
+        if not path:
+            raise ValueError("sqlite:/// needs a file path, e.g. sqlite:///a2a-grpc.db")
+        return SqliteTaskStore(path)
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresTaskStore
+
+        return PostgresTaskStore(url)
+    raise ValueError(f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://...")
+
+
+async def open_store(url: str) -> TaskStore:
+    store = store_for(url)
+    await store.open()
+    return store

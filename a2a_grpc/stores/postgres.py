@@ -1,0 +1,79 @@
+"""PostgreSQL task store (`--store postgresql://USER@HOST:PORT/DB`), via asyncpg.
+
+A connection pool; each write is one transaction; migrations run under an
+advisory lock so replicas starting together migrate once. Query parameters
+of the URL that are not connection options become server settings, e.g.
+`?search_path=myschema` (asyncpg's DSN rules).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from functools import cache
+from typing import Any
+
+import asyncpg
+
+from .sql import Row, SqlTaskStore, Tx
+
+_MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
+
+
+@cache
+def _numbered(sql: str) -> str:
+    """`?` placeholders -> `$1, $2, ...` (none of our SQL has `?` in literals)."""
+    count = iter(range(1, 10_000))
+    return re.sub(r"\?", lambda _: f"${next(count)}", sql)
+
+
+class _PgTx:
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, *args: Any) -> None:
+        await self._conn.execute(_numbered(sql), *args)
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]:
+        return list(await self._conn.fetch(_numbered(sql), *args))
+
+
+class PostgresTaskStore(SqlTaskStore):
+    blob_type = "BYTEA"
+    driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10) -> None:
+        self.dsn = dsn
+        self._sizes = (min_size, max_size)
+        self._pool: asyncpg.Pool | None = None
+
+    async def open(self) -> None:
+        try:
+            self._pool = await asyncpg.create_pool(
+                self.dsn, min_size=self._sizes[0], max_size=self._sizes[1], timeout=10)
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+            raise OSError(f"cannot connect to the PostgreSQL store: {exc}") from exc
+
+        async def migrate(tx: Tx) -> None:
+            await tx.fetch("SELECT pg_advisory_xact_lock(?)", _MIGRATION_LOCK)
+            await self._migrate(tx)
+
+        await self._run(migrate)
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
+        async with self._acquire() as conn, conn.transaction():
+            return await work(_PgTx(conn))
+
+    async def _read(self, sql: str, *args: Any) -> list[Row]:
+        async with self._acquire() as conn:
+            return list(await conn.fetch(_numbered(sql), *args))
+
+    def _acquire(self) -> Any:
+        if self._pool is None:
+            raise asyncpg.InterfaceError("the store is not open")
+        return self._pool.acquire()

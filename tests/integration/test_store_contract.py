@@ -1,0 +1,202 @@
+"""One contract, every store: memory, SQLite (a file) and PostgreSQL (the real server)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from a2a_grpc.core import listing, states
+from a2a_grpc.core.listing import TaskQuery
+from a2a_grpc.stores import Scope, StoreUnavailableError, TaskStore
+from a2a_grpc.stores.postgres import PostgresTaskStore
+from a2a_grpc.stores.sql import SCHEMA_VERSION
+from a2a_grpc.stores.sqlite import SqliteTaskStore
+from generated import a2a_pb2 as pb
+from tests.stores import KINDS, Maker, store_maker
+
+ME, YOU = Scope("t1", "alice"), Scope("t1", "bob")
+
+
+@pytest.fixture(params=KINDS)
+async def maker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Maker]:
+    async with store_maker(request.param, tmp_path) as make:
+        yield make
+
+
+@pytest.fixture
+async def store(maker: Maker) -> TaskStore:
+    return await maker()
+
+
+def task(i: int, state: int = states.COMPLETED, ctx: str = "c", ts: int | None = None) -> pb.Task:
+    t = pb.Task(id=f"task-{i:05d}", context_id=ctx,
+                status=pb.TaskStatus(state=state))  # type: ignore[arg-type]
+    t.status.timestamp.FromNanoseconds(ts if ts is not None else 1_700_000_000_000_000_000 + i)
+    t.history.add(message_id=f"m{i}", role=pb.ROLE_USER, parts=[pb.Part(text=str(i))])
+    return t
+
+
+def ev(t: pb.Task) -> pb.StreamResponse:
+    return pb.StreamResponse(task=t)
+
+
+def query(**kw: object) -> TaskQuery:
+    base = dict(tenant="t1", owner="alice", context_id="", status=0, after_ns=None,
+                page_size=50, cursor=None, history_length=None, include_artifacts=False)
+    base.update(kw)
+    return TaskQuery(**base)  # type: ignore[arg-type]
+
+
+async def test_tasks_and_their_log(store: TaskStore) -> None:
+    t = task(1, states.SUBMITTED)
+    await store.append(ME, t, 1, ev(t), "m1")
+    t2 = pb.Task()
+    t2.CopyFrom(t)
+    t2.status.state = states.WORKING
+    update = pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=t.id, context_id="c", status=pb.TaskStatus(state=states.WORKING)))
+    await store.append(ME, t2, 2, update)
+    got = await store.get(ME, t.id)
+    assert got is not None and got.task == t2 and got.seq == 2
+    assert await store.get(YOU, t.id) is None  # another owner sees nothing
+    assert await store.get(Scope("t2", "alice"), t.id) is None  # nor another tenant
+    assert [(s, e) for s, e in await store.events(ME, t.id, 0, 2)] == [(1, ev(t)), (2, update)]
+    assert [s for s, _ in await store.events(ME, t.id, 1, 2)] == [2]
+    assert await store.events(ME, t.id, 2, 5) == []
+    assert await store.task_for_message(ME, "m1") == t.id
+    assert await store.task_for_message(YOU, "m1") is None
+    assert [(sc, s.task.id) for sc, s in await store.unsettled()] == [(ME, t.id)]
+
+
+async def test_list_pages_filters_and_totals(store: TaskStore) -> None:
+    for i in range(25):
+        state = states.WORKING if i % 5 == 0 else states.COMPLETED
+        t = task(i, state, ctx="even" if i % 2 == 0 else "odd")
+        await store.append(ME, t, 1, ev(t))
+    other = task(99)
+    await store.append(YOU, other, 1, ev(other))
+    ids: list[str] = []
+    cursor = None
+    while True:
+        page, total = await store.list_tasks(query(page_size=10, cursor=cursor))
+        assert total == 25
+        ids += [t.id for t in page]
+        if len(page) < 10:
+            break
+        cursor = listing.sort_key(page[-1])
+    assert ids == [f"task-{i:05d}" for i in reversed(range(25))]
+    page, total = await store.list_tasks(query(status=states.WORKING))
+    assert total == 5 and [t.id for t in page] == [f"task-{i:05d}" for i in (20, 15, 10, 5, 0)]
+    page, total = await store.list_tasks(query(context_id="odd", status=states.COMPLETED))
+    assert total == 10 and all(t.context_id == "odd" for t in page)  # 12 odd, 2 working
+    page, total = await store.list_tasks(query(after_ns=1_700_000_000_000_000_000 + 20))
+    assert total == 5 and [t.id for t in page][-1] == "task-00020"  # inclusive
+
+
+async def test_counts_follow_state_changes(store: TaskStore) -> None:
+    t = task(1, states.WORKING)
+    await store.append(ME, t, 1, ev(t))
+    assert (await store.list_tasks(query(status=states.WORKING)))[1] == 1
+    t.status.state = states.COMPLETED
+    await store.append(ME, t, 2, ev(t))
+    assert (await store.list_tasks(query(status=states.WORKING)))[1] == 0
+    assert (await store.list_tasks(query(status=states.COMPLETED)))[1] == 1
+    assert (await store.list_tasks(query()))[1] == 1
+
+
+async def test_equal_timestamps_page_by_id(store: TaskStore) -> None:
+    for i in range(7):
+        t = task(i, ts=1_800_000_000_000_000_000)
+        await store.append(ME, t, 1, ev(t))
+    seen: list[str] = []
+    cursor = None
+    for _ in range(4):
+        page, _ = await store.list_tasks(query(page_size=2, cursor=cursor))
+        seen += [t.id for t in page]
+        if page:
+            cursor = listing.sort_key(page[-1])
+    assert seen == [f"task-{i:05d}" for i in reversed(range(7))]
+
+
+async def test_purge_removes_old_final_tasks_only(store: TaskStore) -> None:
+    old_done, old_running, new_done = task(1), task(2, states.WORKING), task(3, ts=2 * 10**18)
+    for t in (old_done, old_running, new_done):
+        await store.append(ME, t, 1, ev(t), f"msg-{t.id}")
+    await store.save_push_config(ME, pb.TaskPushNotificationConfig(
+        task_id=old_done.id, id="p", url="https://x/y"))
+    assert await store.purge(before_ns=10**18 * 1.9) == 1  # type: ignore[arg-type]
+    assert await store.get(ME, old_done.id) is None
+    assert await store.events(ME, old_done.id, 0, 10) == []
+    assert await store.task_for_message(ME, f"msg-{old_done.id}") is None
+    assert await store.list_push_configs(ME, old_done.id) == []
+    assert await store.get(ME, old_running.id) is not None
+    assert await store.get(ME, new_done.id) is not None
+    assert (await store.list_tasks(query()))[1] == 2
+
+
+async def test_push_configs(store: TaskStore) -> None:
+    for cid in ("b", "a", "c"):
+        await store.save_push_config(ME, pb.TaskPushNotificationConfig(
+            task_id="t", id=cid, url=f"https://x/{cid}"))
+    await store.save_push_config(ME, pb.TaskPushNotificationConfig(
+        task_id="t", id="a", url="https://x/a2"))  # replace keeps its place
+    assert [c.id for c in await store.list_push_configs(ME, "t")] == ["b", "a", "c"]
+    got = await store.get_push_config(ME, "t", "a")
+    assert got is not None and got.url == "https://x/a2"
+    await store.delete_push_config(ME, "t", "a")
+    await store.delete_push_config(ME, "t", "a")
+    assert await store.get_push_config(ME, "t", "a") is None
+    assert await store.list_push_configs(Scope("t2", "alice"), "t") == []
+
+
+async def test_concurrent_writers(store: TaskStore) -> None:
+    async def write(i: int) -> None:
+        t = task(i, states.WORKING)
+        for seq in range(1, 6):
+            await store.append(ME, t, seq, ev(t))
+
+    await asyncio.gather(*(write(i) for i in range(20)))
+    assert (await store.list_tasks(query()))[1] == 20
+    assert len(await store.events(ME, "task-00003", 0, 100)) == 5
+
+
+async def test_data_survives_reopening(maker: Maker, request: pytest.FixtureRequest) -> None:
+    first = await maker()
+    t = task(1)
+    await first.append(ME, t, 1, ev(t), "m1")
+    await first.close()
+    second = await maker()
+    got = await second.get(ME, t.id)
+    assert got is not None and got.task == t
+    assert await second.task_for_message(ME, "m1") == t.id
+
+
+async def test_sqlite_schema_version_and_lock_timeouts(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SqliteTaskStore(path, busy_timeout_ms=100)
+    await store.open()
+    other = sqlite3.connect(path, isolation_level=None)
+    assert other.execute("SELECT version FROM a2a_schema").fetchall() == [(SCHEMA_VERSION,)]
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the database
+    t = task(1)
+    with pytest.raises(StoreUnavailableError):
+        await store.append(ME, t, 1, ev(t))
+    other.execute("ROLLBACK")
+    await store.append(ME, t, 1, ev(t))  # and works again once it lets go
+    other.execute(f"UPDATE a2a_schema SET version = {SCHEMA_VERSION + 1}")
+    other.close()
+    await store.close()
+    newer = SqliteTaskStore(path)
+    with pytest.raises(RuntimeError, match="newer than this a2a-grpc"):
+        await newer.open()
+    await newer.close()
+
+
+async def test_unreachable_postgres_says_so() -> None:
+    store = PostgresTaskStore("postgresql://postgres@127.0.0.1:1/nothing")
+    with pytest.raises(OSError, match="cannot connect to the PostgreSQL store"):
+        await store.open()
