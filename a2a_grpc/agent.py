@@ -80,6 +80,16 @@ class AgentExecutor:
         stops `execute` (asyncio cancellation) and marks the task CANCELED.
         An override may emit its own final status instead."""
 
+    async def resume(self, task: Task, events: TaskEvents) -> None:
+        """Called after a restart for a task that was still working. Override it
+        to pick the work up again (emit events as in `execute`); by default the
+        server marks such tasks FAILED, saying it restarted."""
+        raise NotImplementedError
+
+    @property
+    def resumable(self) -> bool:
+        return type(self).resume is not AgentExecutor.resume
+
 
 class EventSink(Protocol):
     async def emit(self, event: StreamResponse) -> None: ...

@@ -12,7 +12,8 @@ from bridge import BridgeConfig
 
 from .demo import DemoAgent
 from .launch import HttpOptions, gateway, serve
-from .server import load_agent
+from .server import PortInUseError, load_agent
+from .stores import DEFAULT_URL
 
 
 def _http_flags(p: argparse.ArgumentParser) -> None:
@@ -25,6 +26,20 @@ def _http_flags(p: argparse.ArgumentParser) -> None:
                    help="seconds between SSE keep-alives on quiet streams (default 2)")
     p.add_argument("--max-body", type=int, default=8 * 1024 * 1024,
                    help="largest HTTP request body in bytes (default 8 MiB)")
+
+
+def duration(text: str) -> float:
+    """`90`, `90s`, `30m`, `12h`, `7d` -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration like 90s, 30m, 12h or 7d") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the retention age must be positive")
+    return value
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -43,6 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     _http_flags(s)
     s.add_argument("--agent", metavar="MODULE:ATTR",
                    help="your AgentExecutor (instance, class or factory) instead of the demo")
+    s.add_argument("--store", default=DEFAULT_URL, metavar="URL",
+                   help="memory, sqlite:///PATH or postgresql://USER@HOST/DB "
+                        f"(default {DEFAULT_URL}, a file in the working directory)")
+    s.add_argument("--retention", type=duration, metavar="AGE",
+                   help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
+                        "default: keep everything")
     b = sub.add_parser("bridge", help="JSON-RPC and REST in front of any A2A gRPC server")
     _common(b)
     b.add_argument("--upstream", required=True, metavar="HOST:PORT",
@@ -59,13 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             agent = load_agent(args.agent) if args.agent else DemoAgent()
-            asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace))
+            asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace,
+                              args.store, args.retention))
         else:
             asyncio.run(gateway(args.upstream, http, args.card, args.grace))
     except ValueError as exc:
         parser.error(str(exc))
-    except OSError as exc:
+    except PortInUseError as exc:
         print(f"a2a-grpc: {exc}; pick another port with --grpc-port / --http-port",
               file=sys.stderr)
+        return 1
+    except (OSError, RuntimeError) as exc:  # the store could not be opened or migrated
+        print(f"a2a-grpc: {exc}; check --store", file=sys.stderr)
         return 1
     return 0

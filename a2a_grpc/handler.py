@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -21,6 +22,7 @@ from google.protobuf.empty_pb2 import Empty
 
 from generated.a2a_pb2 import (
     AgentCard,
+    AgentExtension,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
@@ -61,6 +63,16 @@ from .stores import MemoryTaskStore, Scope, TaskStore
 from .streams import EventStream, Numbered
 
 SUPPORTED_VERSIONS = ("1.0",)
+RESUMABLE_STREAMS = AgentExtension(
+    uri="urn:a2a-grpc:extension:resumable-streams:v1",
+    description=(
+        "Every task event has a sequence number (the SSE id:; on gRPC the first event's "
+        "number is in the a2a-first-event-id header, later ones count up by one). "
+        "SubscribeToTask with Last-Event-ID (HTTP) or a2a-last-event-id (gRPC metadata) "
+        "replays every event after that number, then continues live; on a task that "
+        "has ended it replays and closes."),
+)
+RESTARTED = "The server restarted while this task was running; send the request again."
 PushRequest = (
     TaskPushNotificationConfig
     | GetTaskPushNotificationConfigRequest
@@ -89,6 +101,8 @@ class RequestHandler:
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.bus: EventBus = bus if bus is not None else LocalEventBus()
         self._actors = ActorRegistry(self.store, self.bus)
+        if not any(x.uri == RESUMABLE_STREAMS.uri for x in card.capabilities.extensions):
+            card.capabilities.extensions.append(RESUMABLE_STREAMS)
         # Runs whose message is being handled, by (scope, messageId): idempotent sends.
         self._inflight: dict[tuple[Scope, str], Run] = {}
 
@@ -100,6 +114,26 @@ class RequestHandler:
     async def close(self) -> None:
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()
+
+    async def recover(self) -> int:
+        """After a restart: resume, or else fail, every task left SUBMITTED or
+        WORKING. Assumes no other server is working on this store. Returns
+        how many tasks it found."""
+        found = await self.store.unsettled()
+        for scope, stored in found:
+            async with self._actors.loaded(scope, stored.task.id) as actor:
+                if actor.busy():
+                    continue
+                if self.executor.resumable:
+                    self._actors.start(actor, self.executor, None)
+                else:
+                    await actor.finish(states.FAILED, RESTARTED)
+        return len(found)
+
+    async def purge(self, max_age_s: float) -> int:
+        """Delete final tasks whose last status is older than `max_age_s`."""
+        cutoff = time.time_ns() - int(max_age_s * 1e9)
+        return await self.store.purge(cutoff)
 
     # -- service parameters and capabilities (spec §3.2.6, §3.3.4, §3.6) --
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import signal
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +25,9 @@ from generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 from .agent import AgentExecutor
 from .handler import RequestHandler
-from .server import card_for, start_grpc
+from .server import PortInUseError, card_for, start_grpc
 from .service import A2AService
+from .stores import DEFAULT_URL, open_store
 from .upstream import UpstreamService
 
 log = logging.getLogger("a2a_grpc")
@@ -49,7 +52,8 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
         await site.start()
     except OSError as exc:
         await runner.cleanup()
-        raise OSError(f"cannot listen on {options.host}:{options.port} ({exc.strerror})") from exc
+        raise PortInUseError(
+            f"cannot listen on {options.host}:{options.port} ({exc.strerror})") from exc
     port: int = runner.addresses[0][1]
     return runner, port
 
@@ -68,30 +72,58 @@ async def _wait_for_signal() -> None:
     await stop.wait()
 
 
+async def _retention(handler: RequestHandler, max_age_s: float) -> None:
+    """Purge final tasks older than `max_age_s`, checking every max_age/10 (<= 60 s)."""
+    while True:
+        await asyncio.sleep(min(max_age_s / 10, 60.0))
+        try:
+            gone = await handler.purge(max_age_s)
+        except Exception:
+            log.exception("purging old tasks failed; will retry")
+            continue
+        if gone:
+            log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
+
+
 async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
-                grace: float = 5.0) -> None:
+                grace: float = 5.0, store_url: str = DEFAULT_URL,
+                retention_s: float | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM."""
     card = card_for(agent)
-    handler = RequestHandler(agent, card)
-    grpc_server = await start_grpc(handler, grpc_host, grpc_port)
-    runner = None
-    try:
+    store = await open_store(store_url)
+    handler = RequestHandler(agent, card, store=store)
+    async with AsyncExitStack() as cleanup:
+        # Unwound in reverse on the way out, also when starting fails half-way.
+        cleanup.push_async_callback(store.close)
+        cleanup.push_async_callback(handler.close)
+        recovered = await handler.recover()
+        if recovered:
+            log.warning("%d task(s) were still running when the server last stopped: %s",
+                        recovered, "resumed" if agent.resumable else "marked FAILED")
+        grpc_server = await start_grpc(handler, grpc_host, grpc_port)
+        cleanup.push_async_callback(grpc_server.stop, grace)
         runner, http_port = await start_http(handler, card, http, grace)
+        cleanup.push_async_callback(runner.cleanup)
+        if retention_s:
+            purger = asyncio.create_task(_retention(handler, retention_s))
+            cleanup.callback(purger.cancel)
         # The card names the real ports, known only now that both are bound.
         handler.card = with_interfaces(card, [
             Interface("GRPC", f"grpc://{grpc_host}:{grpc_server.port}"),
             *http_interfaces(http, http_port)])
         runner.app[CARD].update(handler.card)
         log.info("A2A agent %r: gRPC on %s:%d, JSON-RPC and REST on http://%s:%d "
-                 "(card: /.well-known/agent-card.json); Ctrl-C stops it",
-                 card.name, grpc_host, grpc_server.port, http.host, http_port)
+                 "(card: /.well-known/agent-card.json), tasks in %s; Ctrl-C stops it",
+                 card.name, grpc_host, grpc_server.port, http.host, http_port,
+                 _redacted(store_url))
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
-    finally:
-        await asyncio.gather(grpc_server.stop(grace),
-                             runner.cleanup() if runner else asyncio.sleep(0))
-        await handler.close()
-        log.info("stopped")
+    log.info("stopped")
+
+
+def _redacted(url: str) -> str:
+    """A store URL fit for a log line (no password)."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
 
 
 def gateway_card(upstream: str, card_file: Path | None) -> AgentCard:

@@ -207,14 +207,14 @@ class Run:
     """One execute() of the agent for one incoming message."""
 
     def __init__(
-        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext,
+        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext | None,
         on_create: OnCreate | None = None,
     ) -> None:
         self.actor = actor
         self.executor = executor
-        self.context = context
+        self.context = context  # None: resuming a task after a restart
         self.on_create = on_create  # called once the task this run creates is stored
-        self.pending: Message | None = context.message
+        self.pending: Message | None = context.message if context is not None else None
         self.emitted = False
         self.replied = False
         self.cancelled = False
@@ -236,7 +236,12 @@ class Run:
     async def main(self) -> None:
         events = TaskEvents(_Sink(self.actor, self), self.actor.task_id, self.actor.context_id)
         try:
-            await self.executor.execute(self.context, events)
+            if self.context is not None:
+                await self.executor.execute(self.context, events)
+            else:
+                snap = self.actor.snapshot()
+                assert snap is not None
+                await self.executor.resume(snap[0], events)
         except asyncio.CancelledError:
             if not self.cancelled:
                 raise  # the server is shutting down
@@ -307,8 +312,8 @@ class ActorRegistry:
             self.release(actor)
 
     def start(
-        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext,
-        on_create: OnCreate,
+        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext | None,
+        on_create: OnCreate | None = None,
     ) -> Run:
         """Run `executor` on `actor`; the actor stays registered until it ends."""
         run = Run(actor, executor, context, on_create)

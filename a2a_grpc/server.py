@@ -21,6 +21,10 @@ log = logging.getLogger("a2a_grpc.server")
 SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
 
 
+class PortInUseError(OSError):
+    """A server could not listen where it was asked to."""
+
+
 @dataclass(slots=True)
 class GrpcServer:
     server: grpc.aio.Server
@@ -46,7 +50,8 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     except RuntimeError:
         bound = 0
     if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port}: the address is in use or not local")
+        raise PortInUseError(
+            f"cannot listen on {host}:{port}: the address is in use or not local")
     await server.start()
     serving = health_pb2.HealthCheckResponse.SERVING
     await health_servicer.set("", serving)

@@ -24,6 +24,10 @@ def free_port() -> int:
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
+    """`python -m a2a_grpc ARGS`; a `serve` without --store keeps its tasks in memory
+    (tests must not leave a2a-grpc.db files in the working tree)."""
+    if args and args[0] == "serve" and "--store" not in args:
+        args = (*args, "--store", "memory")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([sys.executable, "-m", "a2a_grpc", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -66,7 +66,8 @@ def test_port_in_use_says_what_to_do() -> None:
         busy.listen()
         port = busy.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "a2a_grpc", "serve", "--grpc-port", str(port)],
+            [sys.executable, "-m", "a2a_grpc", "serve", "--grpc-port", str(port), "--store",
+             "memory"],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "--grpc-port" in done.stderr
@@ -109,7 +110,11 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
                 ("JSONRPC", "https://agents.example.com/demo/", "1.0"),
                 ("HTTP+JSON", "https://agents.example.com/demo", "1.0"),
             ]
-            assert card["capabilities"] == {"streaming": True, "pushNotifications": False}
+            caps = card["capabilities"]
+            assert (caps["streaming"], caps["pushNotifications"]) == (True, False)
+            assert [x["uri"] for x in caps["extensions"]] == [
+                "urn:a2a-grpc:extension:resumable-streams:v1"]
+            assert "extendedAgentCard" not in caps
             async with session.post(base + "/", json={
                     "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
                         "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hey"}]}}}
