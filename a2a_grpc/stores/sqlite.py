@@ -1,34 +1,50 @@
 """SQLite task store (`--store sqlite:///PATH`), the embedded default.
 
-One connection in WAL mode (readers never wait for the writer's fsync),
-`synchronous=NORMAL` (a committed write survives a process crash; an OS crash
-may lose the last transactions), a 5 s busy timeout, and an asyncio lock so
-the transactions of concurrent calls never interleave on the connection.
+One connection, owned by one worker thread: each transaction (all its
+statements) runs in that thread in a single hop, so an append costs one
+thread switch, not one per statement (aiosqlite's model, measured here at
+~0.2 ms per statement). WAL mode (readers never wait for the writer's
+fsync), `synchronous=NORMAL` (a committed write survives a process crash; an
+OS crash may lose the last transactions), and a busy timeout for other
+processes holding the file.
+
+The shared SQL (sql.py) is written as coroutines over `Tx`; here `Tx` never
+suspends, so each unit of work is driven to completion inside the thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
-
-import aiosqlite
 
 from .sql import Row, SqlTaskStore, Tx
 
 
 class _SqliteTx:
-    def __init__(self, conn: aiosqlite.Connection) -> None:
+    """Runs statements at once (inside the worker thread); never suspends."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
 
     async def execute(self, sql: str, *args: Any) -> None:
-        await self._conn.execute(sql, args)
+        self._conn.execute(sql, args)
 
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
-        async with self._conn.execute(sql, args) as cursor:
-            return list(await cursor.fetchall())
+        return self._conn.execute(sql, args).fetchall()
+
+
+def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that never suspends to its end, synchronously."""
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise RuntimeError("SQLite work must not await anything but its Tx")
 
 
 class SqliteTaskStore(SqlTaskStore):
@@ -38,44 +54,61 @@ class SqliteTaskStore(SqlTaskStore):
     def __init__(self, path: str | Path, *, busy_timeout_ms: int = 5000) -> None:
         self.path = Path(path)
         self.busy_timeout_ms = busy_timeout_ms
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
+
+    def __del__(self) -> None:
+        self._thread.shutdown(wait=False)
+
+    async def _in_thread(self, fn: Callable[[], Any]) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn)
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = await aiosqlite.connect(self.path, isolation_level=None)
+        def connect() -> None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                   timeout=self.busy_timeout_ms / 1000)
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL",
                            f"busy_timeout={self.busy_timeout_ms}"):
-                await self._conn.execute(f"PRAGMA {pragma}")
+                conn.execute(f"PRAGMA {pragma}").fetchall()
+            self._conn = conn
+
+        try:
+            await self._in_thread(connect)
         except (sqlite3.Error, OSError) as exc:
             raise OSError(f"cannot open the SQLite store at {self.path}: {exc}") from exc
         await self._run(self._migrate)
 
     async def close(self) -> None:
-        if self._conn is not None:
-            async with self._lock:
-                await self._conn.close()
-            self._conn = None
+        if self._conn is None:
+            return
+
+        def disconnect() -> None:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+        await self._in_thread(disconnect)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
-        conn = self._connection()
-        async with self._lock:
-            await conn.execute("BEGIN IMMEDIATE")
+        def transaction() -> Any:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                result = await work(_SqliteTx(conn))
+                result = _drive(work(_SqliteTx(conn)))  # type: ignore[arg-type]
             except BaseException:
-                await conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK")
                 raise
-            await conn.execute("COMMIT")
+            conn.execute("COMMIT")
             return result
 
-    async def _read(self, sql: str, *args: Any) -> list[Row]:
-        conn = self._connection()
-        async with self._lock, conn.execute(sql, args) as cursor:
-            return list(await cursor.fetchall())
+        return await self._in_thread(transaction)
 
-    def _connection(self) -> aiosqlite.Connection:
+    async def _read(self, sql: str, *args: Any) -> list[Row]:
+        return await self._in_thread(  # type: ignore[no-any-return]
+            lambda: self._connection().execute(sql, args).fetchall())
+
+    def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             raise sqlite3.OperationalError("the store is not open")
         return self._conn
