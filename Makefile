@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint proto install clean
+.PHONY: run test lint proto install clean bench
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -13,8 +13,12 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
 
+# Measurements, not tests: see benchmarks/. ARGS="--tasks 10000" for a quick run.
+bench: $(STAMP)
+	$(PY) -m benchmarks.stores $(ARGS)
+
 lint: $(STAMP)
-	$(PY) -m ruff check a2a_grpc bridge tests examples
+	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks
 	$(PY) -m mypy
 
 # Compile proto/ into the importable package generated/ (with .pyi stubs).
