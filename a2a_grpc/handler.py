@@ -60,7 +60,7 @@ from .core.errors import (
 from .core.validate import require, validate
 from .runtime import ActorRegistry, OnCreate, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
-from .streams import EventStream, Numbered
+from .streams import LAST_EVENT_ID, EventStream, Numbered
 
 SUPPORTED_VERSIONS = ("1.0",)
 RESUMABLE_STREAMS = AgentExtension(
@@ -559,7 +559,7 @@ class _Tail:
 
 def _last_event_id(ctx: CallContext) -> int | None:
     """`Last-Event-ID` (HTTP) or `a2a-last-event-id` (gRPC metadata), if sent."""
-    raw = ctx.metadata.get("a2a-last-event-id") or ctx.metadata.get("last-event-id")
+    raw = ctx.metadata.get(LAST_EVENT_ID) or ctx.metadata.get("last-event-id")
     if raw is None or not raw.strip():
         return None
     try:

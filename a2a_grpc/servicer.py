@@ -27,9 +27,7 @@ from .context import CallContext
 from .core.errors import A2AError, InternalError, ParseError
 from .handler import RequestHandler
 from .status import rpc_status_of
-from .streams import EventStream
-
-FIRST_EVENT_ID = "a2a-first-event-id"
+from .streams import FIRST_EVENT_ID, EventStream
 
 log = logging.getLogger("a2a_grpc.servicer")
 

@@ -8,6 +8,12 @@ from generated.a2a_pb2 import StreamResponse
 
 Numbered = tuple[int | None, StreamResponse]
 
+# gRPC carries no per-message ids: a stream's response headers give the sequence
+# number of its first event, and the events after it count up by one.
+FIRST_EVENT_ID = "a2a-first-event-id"
+# How a client asks SubscribeToTask to resume after an event (HTTP: Last-Event-ID).
+LAST_EVENT_ID = "a2a-last-event-id"
+
 
 class EventStream(AsyncIterator[StreamResponse]):
     """An async iterator of StreamResponse events.

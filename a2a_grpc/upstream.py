@@ -9,8 +9,9 @@ JSON-RPC or REST client sees what a gRPC client would have seen.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
 import grpc
@@ -23,7 +24,7 @@ from generated.a2a_pb2_grpc import A2AServiceStub
 from .context import CURRENT_VERSION, CallContext
 from .core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
 from .status import error_of_status
-from .streams import EventStream, Numbered
+from .streams import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
 
 log = logging.getLogger("a2a_grpc.upstream")
 FORWARDED = ("authorization",)
@@ -47,6 +48,16 @@ def error_of_call(err: grpc.aio.AioRpcError, target: str) -> A2AError:
     return InternalError()
 
 
+def _numbers(seqs: list[int | None] | None) -> Iterator[int | None]:
+    """None forever without numbers; else the given ones, then counting up."""
+    if seqs is None:
+        yield from itertools.repeat(None)
+        return
+    yield from seqs[:-1]
+    last = seqs[-1]
+    yield from itertools.count(last) if last is not None else itertools.repeat(None)
+
+
 class UpstreamService:
     """An A2AService backed by a gRPC channel to another A2A server."""
 
@@ -63,6 +74,9 @@ class UpstreamService:
         if ctx.extensions:
             md.append(("a2a-extensions", ",".join(sorted(ctx.extensions))))
         md.extend((k, ctx.metadata[k]) for k in FORWARDED if k in ctx.metadata)
+        resume = ctx.metadata.get(LAST_EVENT_ID) or ctx.metadata.get("last-event-id")
+        if resume:
+            md.append((LAST_EVENT_ID, resume))
         return md
 
     async def _unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
@@ -72,18 +86,32 @@ class UpstreamService:
             raise error_of_call(err, self.target) from None
 
     async def _stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
-        call = getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
+        metadata = self._metadata(ctx)
+        call = getattr(self._stub, rpc)(req, metadata=metadata)
         try:
             first = await call.read()  # errors surface here, before any event
+            headers = dict(await call.initial_metadata() or ())
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
-        return EventStream(self._rest(call, first), numbered=False)
+        # Sequence numbers, when the upstream tells them (see streams.FIRST_EVENT_ID);
+        # on a resume the opening snapshot has none and the rest follow the client's id.
+        resume = dict(metadata).get(LAST_EVENT_ID)
+        if FIRST_EVENT_ID in headers:
+            seqs: list[int | None] | None = [int(headers[FIRST_EVENT_ID])]
+        elif resume is not None and resume.strip().isdigit():
+            seqs = [None, int(resume) + 1]
+        else:
+            seqs = None
+        return EventStream(self._rest(call, first, seqs), numbered=seqs is not None)
 
-    async def _rest(self, call: Any, first: Any) -> AsyncGenerator[Numbered, None]:
+    async def _rest(
+        self, call: Any, first: Any, seqs: list[int | None] | None
+    ) -> AsyncGenerator[Numbered, None]:
+        numbers = _numbers(seqs)
         try:
             event = first
             while event is not grpc.aio.EOF:
-                yield None, event
+                yield next(numbers), event
                 event = await call.read()
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None

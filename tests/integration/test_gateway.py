@@ -13,6 +13,8 @@ from aiohttp.test_utils import TestServer
 from a2a_grpc.upstream import UpstreamService
 from bridge import create_app
 from generated import a2a_pb2 as pb
+from tests.bindings import parse_sse
+from tests.conftest import GatewayFactory
 from tests.processes import free_port, reap, spawn, wait_http, wait_serving
 
 
@@ -62,7 +64,7 @@ async def test_bridge_command_in_front_of_a_server_process(tmp_path: Path) -> No
                     ) as resp:
                 text = await resp.text()
             assert text.count("artifactUpdate") == 2 and "TASK_STATE_COMPLETED" in text
-            assert "id: 1\n" in text  # the gateway numbers events it cannot read from upstream
+            assert "id: 1\n" in text  # the upstream's sequence numbers, passed through
             async with session.post(base + "/tasks/nope:cancel") as resp:
                 body = await resp.json()
             assert resp.status == 404
@@ -74,3 +76,20 @@ async def test_bridge_command_in_front_of_a_server_process(tmp_path: Path) -> No
         for proc in (gw, server):
             reap(proc)
     assert codes == [0, 0]
+
+
+async def test_resume_through_the_gateway(gateway: GatewayFactory) -> None:
+    g = await gateway()
+    async with g.session.post(g.base_url + "/message:stream", json={"message": {
+            "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "stream 20"}]}}) as resp:
+        head = b"".join([await resp.content.readuntil(b"\n\n") for _ in range(8)])
+    seen, _ = parse_sse(head.decode())
+    assert [e.id for e in seen] == [str(i) for i in range(1, 9)]  # the upstream's numbers
+    task_id = seen[0].data["task"]["id"]
+    async with g.session.get(f"{g.base_url}/tasks/{task_id}:subscribe",
+                             headers={"Last-Event-ID": seen[-1].id or ""}) as resp:
+        rest, _ = parse_sse(await resp.text())
+    assert rest[0].id is None and [e.id for e in rest[1:]][0] == "9"
+    texts = [e.data["artifactUpdate"]["artifact"]["parts"][0]["text"]
+             for e in seen + rest[1:] if "artifactUpdate" in e.data]
+    assert texts == [f"chunk {i}/20" for i in range(1, 21)]

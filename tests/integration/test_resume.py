@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from a2a_grpc.servicer import FIRST_EVENT_ID
+from a2a_grpc.streams import FIRST_EVENT_ID
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import StackFactory, send_request
