@@ -180,8 +180,9 @@ class SqlTaskStore:
             args.append(query.after_ns)
         page_where, page_args = list(where), list(args)
         if query.cursor is not None:  # strictly after the cursor, newest first
-            page_where.append("(status_ns < ? OR (status_ns = ? AND id < ?))")
-            page_args += [query.cursor[0], query.cursor[0], query.cursor[1]]
+            # A row-value comparison, so both databases turn it into an index range.
+            page_where.append("(status_ns, id) < (?, ?)")
+            page_args += [query.cursor[0], query.cursor[1]]
         rows = await self._query(
             "listing tasks",
             f"SELECT body FROM a2a_tasks WHERE {' AND '.join(page_where)} "
