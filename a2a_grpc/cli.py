@@ -12,6 +12,7 @@ from bridge import BridgeConfig
 
 from .demo import DemoAgent
 from .launch import HttpOptions, gateway, serve
+from .push.policy import PushPolicy
 from .server import PortInUseError, load_agent
 from .stores import DEFAULT_URL
 
@@ -61,6 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--store", default=DEFAULT_URL, metavar="URL",
                    help="memory, sqlite:///PATH or postgresql://USER@HOST/DB "
                         f"(default {DEFAULT_URL}, a file in the working directory)")
+    s.add_argument("--allow-push-to", action="append", default=[], metavar="HOST|CIDR",
+                   help="let webhooks reach this host name (.example.com: and subdomains), "
+                        "address or network, even if not public; repeatable")
+    s.add_argument("--allow-http-push", action="store_true",
+                   help="allow plain http:// webhook URLs (default: https only)")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -80,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             agent = load_agent(args.agent) if args.agent else DemoAgent()
+            policy = PushPolicy.from_flags(args.allow_push_to, args.allow_http_push)
             asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace,
-                              args.store, args.retention))
+                              args.store, args.retention, policy))
         else:
             asyncio.run(gateway(args.upstream, http, args.card, args.grace))
     except ValueError as exc:

@@ -58,6 +58,7 @@ from .core.errors import (
     VersionNotSupportedError,
 )
 from .core.validate import require, validate
+from .push.policy import PushPolicy
 from .runtime import ActorRegistry, OnCreate, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
 from .streams import LAST_EVENT_ID, EventStream, Numbered
@@ -93,9 +94,11 @@ class RequestHandler:
         bus: EventBus | None = None,
         extended_card: AgentCard | None = None,
         max_parts: int = 1000,
+        push_policy: PushPolicy | None = None,
     ) -> None:
         self.executor = executor
         self.max_parts = max_parts  # per incoming message
+        self.push_policy = push_policy or PushPolicy()  # which webhook URLs are allowed
         self.card = card
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
@@ -190,6 +193,7 @@ class RequestHandler:
         push = req.configuration.task_push_notification_config
         if req.configuration.HasField("task_push_notification_config"):
             self._require_push()
+            await self.push_policy.check(push.url, "configuration.taskPushNotificationConfig.url")
         scope = self._scope(req.tenant, ctx)
         msg = Message()
         msg.CopyFrom(req.message)
@@ -483,6 +487,7 @@ class RequestHandler:
         self, req: TaskPushNotificationConfig, ctx: CallContext
     ) -> TaskPushNotificationConfig:
         scope = await self._push_task(req, req.task_id, ctx)
+        await self.push_policy.check(req.url)
         return await self._save_push(scope, req.task_id, req)
 
     async def get_task_push_notification_config(

@@ -25,6 +25,7 @@ from generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 from .agent import AgentExecutor
 from .handler import RequestHandler
+from .push.policy import PushPolicy
 from .server import PortInUseError, card_for, start_grpc
 from .service import A2AService
 from .stores import DEFAULT_URL, open_store
@@ -87,11 +88,11 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
 
 async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
-                retention_s: float | None = None) -> None:
+                retention_s: float | None = None, push_policy: PushPolicy | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM."""
     card = card_for(agent)
     store = await open_store(store_url)
-    handler = RequestHandler(agent, card, store=store)
+    handler = RequestHandler(agent, card, store=store, push_policy=push_policy)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)

@@ -12,6 +12,7 @@ from aiohttp.test_utils import TestServer
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
+from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.server import GrpcServer, card_for, start_grpc
 from a2a_grpc.service import A2AService
 from a2a_grpc.stores import TaskStore
@@ -21,6 +22,9 @@ from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import free_port, reap, spawn, wait_serving
+
+# Webhook hosts the tests may name (never called: no sender runs in these tests).
+TEST_POLICY = PushPolicy.from_flags([".example.com"])
 
 
 @dataclass
@@ -56,7 +60,7 @@ async def serve() -> AsyncIterator[Serve]:
             card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
-        handler = RequestHandler(agent, card, extended_card=extended_card)
+        handler = RequestHandler(agent, card, extended_card=extended_card, push_policy=TEST_POLICY)
         server = await start_grpc(handler)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
         running = Running(handler, server, channel, A2AServiceStub(channel))
@@ -131,7 +135,7 @@ async def stack() -> AsyncIterator[StackFactory]:
             card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
-        handler = RequestHandler(agent, card, store=store)
+        handler = RequestHandler(agent, card, store=store, push_policy=TEST_POLICY)
         grpc_server = await start_grpc(handler)
         http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
         await http.start_server()
@@ -178,7 +182,8 @@ async def gateway() -> AsyncIterator[GatewayFactory]:
     async def _make() -> Gateway:
         port = free_port()
         proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                     "--agent", "tests.agents:PushEnabledDemo", "--grace", "0")
+                     "--agent", "tests.agents:PushEnabledDemo", "--grace", "0",
+                     "--allow-push-to", ".example.com")
         try:
             channel = await wait_serving(port, proc)
         except BaseException:

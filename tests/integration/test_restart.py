@@ -22,7 +22,7 @@ from tests.processes import free_port, reap, spawn, wait_serving
 async def start(db: Path, port: int):  # type: ignore[no-untyped-def]
     proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
                  "--store", f"sqlite:///{db}", "--agent", "tests.agents:PushEnabledDemo",
-                 "--grace", "1")
+                 "--grace", "1", "--allow-push-to", ".example.com")
     channel = await wait_serving(port, proc)
     return proc, channel, A2AServiceStub(channel)
 

@@ -14,6 +14,7 @@ from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import card_for
 from bridge import CARD, Interface, create_app, with_interfaces
+from tests.conftest import TEST_POLICY
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
@@ -25,7 +26,7 @@ async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> 
     agent = DemoAgent()
     card = card_for(agent)
     card.capabilities.push_notifications = True  # config CRUD only; nothing is delivered
-    handler = RequestHandler(agent, card)
+    handler = RequestHandler(agent, card, push_policy=TEST_POLICY)
     app = create_app(handler, card)
     http = TestServer(app, host="127.0.0.1")
     await http.start_server()

@@ -1,0 +1,2 @@
+"""Push notifications: the SSRF policy, the durable sender, JWT signing and a
+receiver-side verifier."""
