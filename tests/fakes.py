@@ -53,7 +53,7 @@ class FullDiskStore(MemoryTaskStore):
     writes_fail = False
 
     async def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-                     message_id: str | None = None) -> None:
+                     message_id: str | None = None, notify: bool = False) -> None:
         if self.writes_fail:
             raise OSError("No space left on device")
-        await MemoryTaskStore.append(self, scope, task, seq, event, message_id)
+        await MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify)

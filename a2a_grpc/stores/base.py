@@ -38,6 +38,18 @@ class StoredTask(NamedTuple):
     seq: int
 
 
+class Delivery(NamedTuple):
+    """One notification waiting in the outbox: event `seq` of a task, for one config."""
+
+    id: int
+    scope: Scope
+    task_id: str
+    config_id: str
+    seq: int
+    attempts: int
+    last_error: str
+
+
 class TaskStore(Protocol):
     async def open(self) -> None:
         """Connect, and create or migrate the schema."""
@@ -46,10 +58,11 @@ class TaskStore(Protocol):
 
     async def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-        message_id: str | None = None,
+        message_id: str | None = None, notify: bool = False,
     ) -> None:
         """In one transaction: `task` as of event `seq`, `event` added to its log,
-        and (when `event` records a user message) that message's id."""
+        (when `event` records a user message) that message's id, and (`notify`)
+        one outbox entry per push config of the task."""
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""
@@ -84,4 +97,21 @@ class TaskStore(Protocol):
         """All configs of a task, in creation order."""
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
-        """Remove a config; removing a missing one is not an error."""
+        """Remove a config and its pending deliveries; a missing one is not an error."""
+
+    async def due_deliveries(self, now_ns: int, limit: int) -> list[Delivery]:
+        """Pending deliveries due by `now_ns`: only the oldest pending one of each
+        config, so a config's notifications go out in order."""
+
+    async def next_due(self) -> int | None:
+        """When the earliest pending delivery is due (ns), if any."""
+
+    async def delivered(self, delivery_id: int) -> None: ...
+
+    async def reschedule(self, delivery_id: int, attempts: int, next_ns: int, error: str) -> None:
+        ...
+
+    async def dead_letter(self, delivery_id: int, attempts: int, error: str) -> None:
+        """Give up on a delivery; it stays listed in `dead_letters`."""
+
+    async def dead_letters(self, limit: int = 100) -> list[Delivery]: ...

@@ -40,6 +40,7 @@ class _PgTx:
 
 class PostgresTaskStore(SqlTaskStore):
     blob_type = "BYTEA"
+    serial_type = "BIGSERIAL PRIMARY KEY"
     driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10) -> None:

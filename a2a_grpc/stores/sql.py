@@ -14,6 +14,7 @@ blob type and runs statements its own way (`_run`, `_read`).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
@@ -21,7 +22,7 @@ from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
 from ..core import states
 from ..core.listing import TaskQuery
-from .base import Scope, StoredTask, StoreUnavailableError
+from .base import Delivery, Scope, StoredTask, StoreUnavailableError
 
 log = logging.getLogger("a2a_grpc.store")
 
@@ -62,6 +63,14 @@ MIGRATIONS: list[list[str]] = [
             tenant TEXT NOT NULL, owner TEXT NOT NULL, state INTEGER NOT NULL,
             n BIGINT NOT NULL, PRIMARY KEY (tenant, owner, state))""",
     ],
+    [  # 2: the push notification outbox
+        """CREATE TABLE a2a_outbox (
+            id {serial}, tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL,
+            config_id TEXT NOT NULL, seq BIGINT NOT NULL, attempts INTEGER NOT NULL,
+            next_ns BIGINT NOT NULL, dead INTEGER NOT NULL, last_error TEXT NOT NULL)""",
+        "CREATE INDEX a2a_outbox_due ON a2a_outbox (dead, next_ns)",
+        "CREATE INDEX a2a_outbox_head ON a2a_outbox (tenant, task_id, config_id, dead, seq)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -80,6 +89,7 @@ class SqlTaskStore:
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
 
     blob_type = "BLOB"
+    serial_type = "INTEGER PRIMARY KEY"
     driver_errors: tuple[type[BaseException], ...] = (OSError,)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
@@ -103,7 +113,7 @@ class SqlTaskStore:
                 f"understands ({SCHEMA_VERSION}): upgrade a2a-grpc or use another store")
         for number in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[number]:
-                await tx.execute(statement.format(blob=self.blob_type))
+                await tx.execute(statement.format(blob=self.blob_type, serial=self.serial_type))
             log.info("task store schema migrated to version %d", number + 1)
         if not rows:
             await tx.execute("INSERT INTO a2a_schema (version) VALUES (?)", SCHEMA_VERSION)
@@ -114,7 +124,7 @@ class SqlTaskStore:
 
     async def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-        message_id: str | None = None,
+        message_id: str | None = None, notify: bool = False,
     ) -> None:
         state = int(task.status.state)
 
@@ -131,6 +141,13 @@ class SqlTaskStore:
                 await tx.execute("INSERT INTO a2a_messages (tenant, owner, message_id, task_id) "
                                  "VALUES (?, ?, ?, ?)", scope.tenant, scope.owner, message_id,
                                  task.id)
+            if notify:  # one delivery per config the task has right now
+                await tx.execute(
+                    "INSERT INTO a2a_outbox (tenant, owner, task_id, config_id, seq, attempts, "
+                    "next_ns, dead, last_error) SELECT ?, ?, ?, id, ?, 0, ?, 0, '' "
+                    "FROM a2a_push_configs WHERE tenant = ? AND task_id = ?",
+                    scope.tenant, scope.owner, task.id, seq, time.time_ns(), scope.tenant,
+                    task.id)
             before = int(old[0][0]) if old else None
             if before != state:
                 if before is not None:
@@ -225,7 +242,8 @@ class SqlTaskStore:
             for tenant, owner, task_id, state in rows:
                 for table, column in (("a2a_tasks", "id"), ("a2a_events", "task_id"),
                                       ("a2a_messages", "task_id"),
-                                      ("a2a_push_configs", "task_id")):
+                                      ("a2a_push_configs", "task_id"),
+                                      ("a2a_outbox", "task_id")):
                     await tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND {column} = ?",
                                      tenant, task_id)
                 await tx.execute(_COUNT, tenant, owner, int(state), -1)
@@ -268,5 +286,56 @@ class SqlTaskStore:
         async def work(tx: Tx) -> None:
             await tx.execute("DELETE FROM a2a_push_configs WHERE tenant = ? AND task_id = ? "
                              "AND id = ?", scope.tenant, task_id, config_id)
+            await tx.execute("DELETE FROM a2a_outbox WHERE tenant = ? AND task_id = ? "
+                             "AND config_id = ? AND dead = 0", scope.tenant, task_id, config_id)
 
         await self._guarded(work, "deleting a push config")
+
+    # -- the push outbox --
+
+    async def due_deliveries(self, now_ns: int, limit: int) -> list[Delivery]:
+        rows = await self._query(
+            "reading the push outbox",
+            f"SELECT {_DELIVERY} FROM a2a_outbox o WHERE dead = 0 AND next_ns <= ? "
+            "AND NOT EXISTS (SELECT 1 FROM a2a_outbox p WHERE p.tenant = o.tenant AND "
+            "p.task_id = o.task_id AND p.config_id = o.config_id AND p.dead = 0 AND "
+            "p.seq < o.seq) ORDER BY next_ns, id LIMIT ?", now_ns, limit)
+        return [_delivery(r) for r in rows]
+
+    async def next_due(self) -> int | None:
+        rows = await self._query("reading the push outbox",
+                                 "SELECT MIN(next_ns) FROM a2a_outbox WHERE dead = 0")
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    async def delivered(self, delivery_id: int) -> None:
+        await self._write("recording a delivery", "DELETE FROM a2a_outbox WHERE id = ?",
+                          delivery_id)
+
+    async def reschedule(self, delivery_id: int, attempts: int, next_ns: int, error: str) -> None:
+        await self._write("rescheduling a delivery", "UPDATE a2a_outbox SET attempts = ?, "
+                          "next_ns = ?, last_error = ? WHERE id = ?", attempts, next_ns,
+                          error[:500], delivery_id)
+
+    async def dead_letter(self, delivery_id: int, attempts: int, error: str) -> None:
+        await self._write("dead-lettering a delivery", "UPDATE a2a_outbox SET attempts = ?, "
+                          "dead = 1, last_error = ? WHERE id = ?", attempts, error[:500],
+                          delivery_id)
+
+    async def dead_letters(self, limit: int = 100) -> list[Delivery]:
+        rows = await self._query("reading dead letters",
+                                 f"SELECT {_DELIVERY} FROM a2a_outbox WHERE dead = 1 "
+                                 "ORDER BY id LIMIT ?", limit)
+        return [_delivery(r) for r in rows]
+
+    async def _write(self, doing: str, sql: str, *args: Any) -> None:
+        async def work(tx: Tx) -> None:
+            await tx.execute(sql, *args)
+
+        await self._guarded(work, doing)
+
+
+_DELIVERY = "id, tenant, owner, task_id, config_id, seq, attempts, last_error"
+
+
+def _delivery(r: Row) -> Delivery:
+    return Delivery(int(r[0]), Scope(r[1], r[2]), r[3], r[4], int(r[5]), int(r[6]), r[7])

@@ -200,3 +200,38 @@ async def test_unreachable_postgres_says_so() -> None:
     store = PostgresTaskStore("postgresql://postgres@127.0.0.1:1/nothing")
     with pytest.raises(OSError, match="cannot connect to the PostgreSQL store"):
         await store.open()
+
+
+async def test_outbox(store: TaskStore) -> None:
+    t = task(1, states.WORKING)
+    await store.append(ME, t, 1, ev(t), notify=True)  # no configs yet: nothing queued
+    for cid in ("a", "b"):
+        await store.save_push_config(ME, pb.TaskPushNotificationConfig(
+            task_id=t.id, id=cid, url=f"https://x/{cid}"))
+    for seq in (2, 3):
+        await store.append(ME, t, seq, ev(t), notify=True)
+    await store.append(ME, t, 4, ev(t))  # notify=False: push is off
+    far = 2**62
+    due = await store.due_deliveries(far, 10)
+    assert sorted((d.config_id, d.seq) for d in due) == [("a", 2), ("b", 2)]  # heads only
+    assert await store.next_due() is not None
+    a2 = next(d for d in due if d.config_id == "a")
+    await store.reschedule(a2.id, 1, far - 10, "HTTP 500")
+    due = await store.due_deliveries(far - 20, 10)
+    assert [(d.config_id, d.seq) for d in due] == [("b", 2)]  # a's head waits, a's 3 too
+    await store.delivered(due[0].id)
+    due = await store.due_deliveries(far - 20, 10)
+    assert [(d.config_id, d.seq) for d in due] == [("b", 3)]
+    retried = await store.due_deliveries(far, 10)
+    assert {(d.config_id, d.seq, d.attempts, d.last_error) for d in retried} >= {
+        ("a", 2, 1, "HTTP 500")}
+    await store.dead_letter(a2.id, 2, "HTTP 400")
+    dead = await store.dead_letters()
+    assert [(d.config_id, d.seq, d.attempts, d.last_error) for d in dead] == [
+        ("a", 2, 2, "HTTP 400")]
+    due = await store.due_deliveries(far, 10)  # a moves on past its dead letter
+    assert sorted((d.config_id, d.seq) for d in due) == [("a", 3), ("b", 3)]
+    await store.delete_push_config(ME, t.id, "a")  # stops a's pending deliveries
+    due = await store.due_deliveries(far, 10)
+    assert [(d.config_id, d.seq) for d in due] == [("b", 3)]
+    assert len(await store.dead_letters()) == 1  # dead letters stay visible
