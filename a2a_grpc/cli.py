@@ -11,8 +11,9 @@ from pathlib import Path
 from bridge import BridgeConfig
 
 from .demo import DemoAgent
-from .launch import HttpOptions, gateway, serve
+from .launch import HttpOptions, PushOptions, gateway, serve
 from .push.policy import PushPolicy
+from .push.sender import SenderConfig
 from .server import PortInUseError, load_agent
 from .stores import DEFAULT_URL
 
@@ -67,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
                         "address or network, even if not public; repeatable")
     s.add_argument("--allow-http-push", action="store_true",
                    help="allow plain http:// webhook URLs (default: https only)")
+    s.add_argument("--push-keys", type=Path, metavar="DIR",
+                   help="sign push notifications (JWT) with the PEM keys in DIR, creating "
+                        "one if there is none; the JWKS is served at /.well-known/jwks.json")
+    s.add_argument("--push-timeout", type=float, default=10.0,
+                   help="seconds per webhook attempt (default 10)")
+    s.add_argument("--push-attempts", type=int, default=8,
+                   help="attempts before a notification is dead-lettered (default 8)")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -86,9 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "serve":
             agent = load_agent(args.agent) if args.agent else DemoAgent()
-            policy = PushPolicy.from_flags(args.allow_push_to, args.allow_http_push)
+            push = PushOptions(
+                PushPolicy.from_flags(args.allow_push_to, args.allow_http_push), args.push_keys,
+                SenderConfig(timeout=args.push_timeout, max_attempts=args.push_attempts))
             asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace,
-                              args.store, args.retention, policy))
+                              args.store, args.retention, push))
         else:
             asyncio.run(gateway(args.upstream, http, args.card, args.grace))
     except ValueError as exc:

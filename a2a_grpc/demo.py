@@ -79,7 +79,7 @@ def demo_card() -> AgentCard:
         name="a2a-grpc demo agent",
         description="Echoes text, streams chunks, waits, asks for input, replies directly.",
         version="0.1.0",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[

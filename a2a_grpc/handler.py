@@ -103,11 +103,22 @@ class RequestHandler:
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.bus: EventBus = bus if bus is not None else LocalEventBus()
-        self._actors = ActorRegistry(self.store, self.bus)
+        self._push_wake: Callable[[], None] | None = None
+        # With push on, every event also queues a delivery per config (the outbox).
+        self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
+                                     if card.capabilities.push_notifications else None)
         if not any(x.uri == RESUMABLE_STREAMS.uri for x in card.capabilities.extensions):
             card.capabilities.extensions.append(RESUMABLE_STREAMS)
         # Runs whose message is being handled, by (scope, messageId): idempotent sends.
         self._inflight: dict[tuple[Scope, str], Run] = {}
+
+    def attach_sender(self, wake: Callable[[], None]) -> None:
+        """Let the push sender know at once when a delivery was queued."""
+        self._push_wake = wake
+
+    def _wake_sender(self) -> None:
+        if self._push_wake is not None:
+            self._push_wake()
 
     @property
     def live_tasks(self) -> int:

@@ -16,16 +16,22 @@ import signal
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
 
 from bridge import CARD, BridgeConfig, Interface, create_app, with_interfaces
-from generated.a2a_pb2 import AgentCapabilities, AgentCard
+from bridge.app import JWKS_PATH
+from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentExtension
 
 from .agent import AgentExecutor
 from .handler import RequestHandler
 from .push.policy import PushPolicy
+from .push.sender import PushSender, SenderConfig
+from .push.signing import HEADER as SIGNATURE_HEADER
+from .push.signing import Signer, load_keys
 from .server import PortInUseError, card_for, start_grpc
 from .service import A2AService
 from .stores import DEFAULT_URL, open_store
@@ -43,9 +49,10 @@ class HttpOptions:
 
 
 async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
-                     grace: float) -> tuple[web.AppRunner, int]:
+                     grace: float, jwks: dict[str, Any] | None = None,
+                     ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got."""
-    app = create_app(service, card, options.config)
+    app = create_app(service, card, options.config, jwks)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
     await runner.setup()
     site = web.TCPSite(runner, options.host, options.port)
@@ -86,13 +93,24 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
             log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
 
 
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    policy: PushPolicy = field(default_factory=PushPolicy)
+    keys_dir: Path | None = None  # sign notifications with the keys found (or made) here
+    sender: SenderConfig = field(default_factory=SenderConfig)
+
+
+SIGNED_PUSH = "urn:a2a-grpc:extension:signed-push:v1"
+
+
 async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
-                retention_s: float | None = None, push_policy: PushPolicy | None = None) -> None:
+                retention_s: float | None = None, push: PushOptions | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM."""
+    push = push or PushOptions()
     card = card_for(agent)
     store = await open_store(store_url)
-    handler = RequestHandler(agent, card, store=store, push_policy=push_policy)
+    handler = RequestHandler(agent, card, store=store, push_policy=push.policy)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)
@@ -101,9 +119,18 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         if recovered:
             log.warning("%d task(s) were still running when the server last stopped: %s",
                         recovered, "resumed" if agent.resumable else "marked FAILED")
+        keys = load_keys(push.keys_dir) if push.keys_dir is not None else []
+        # The issuer is filled in below, once the public URL is known.
+        signer = Signer(keys, issuer="") if keys else None
+        if card.capabilities.push_notifications:
+            sender = PushSender(store, push.policy, signer, push.sender)
+            await sender.start()
+            cleanup.push_async_callback(sender.stop)
+            handler.attach_sender(sender.wake)
         grpc_server = await start_grpc(handler, grpc_host, grpc_port)
         cleanup.push_async_callback(grpc_server.stop, grace)
-        runner, http_port = await start_http(handler, card, http, grace)
+        runner, http_port = await start_http(
+            handler, card, http, grace, signer.jwks() if signer else None)
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:
             purger = asyncio.create_task(_retention(handler, retention_s))
@@ -112,6 +139,15 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         handler.card = with_interfaces(card, [
             Interface("GRPC", f"grpc://{grpc_host}:{grpc_server.port}"),
             *http_interfaces(http, http_port)])
+        base = http_interfaces(http, http_port)[1].url
+        if signer is not None and card.capabilities.push_notifications:
+            signer.issuer = base
+            handler.card.capabilities.extensions.append(AgentExtension(
+                uri=SIGNED_PUSH, params=_struct({"jwksUrl": base + JWKS_PATH,
+                                                 "header": SIGNATURE_HEADER}),
+                description="Push notifications carry a JWT (ES256/RS256) in the "
+                            f"{SIGNATURE_HEADER} header: iss, aud = the webhook URL, iat, "
+                            "exp, jti, taskId and body_sha256; keys at jwksUrl."))
         runner.app[CARD].update(handler.card)
         log.info("A2A agent %r: gRPC on %s:%d, JSON-RPC and REST on http://%s:%d "
                  "(card: /.well-known/agent-card.json), tasks in %s; Ctrl-C stops it",
@@ -120,6 +156,12 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     log.info("stopped")
+
+
+def _struct(values: dict[str, Any]) -> Struct:
+    out = Struct()
+    out.update(values)
+    return out
 
 
 def _redacted(url: str) -> str:

@@ -56,7 +56,7 @@ def _now() -> Timestamp:
 class TaskActor:
     def __init__(
         self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
-        store: TaskStore, bus: EventBus,
+        store: TaskStore, bus: EventBus, after_commit: Callable[[], None] | None = None,
     ) -> None:
         self.scope = scope
         self.task_id = task_id
@@ -67,6 +67,7 @@ class TaskActor:
         self.users = 0
         self._store = store
         self._bus = bus
+        self._after_commit = after_commit  # set when push notifications are on
         self._lock = asyncio.Lock()
 
     def snapshot(self) -> tuple[Task, int] | None:
@@ -145,9 +146,12 @@ class TaskActor:
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
-        await self._store.append(self.scope, task, seq, event, message_id)
+        notify = self._after_commit is not None
+        await self._store.append(self.scope, task, seq, event, message_id, notify)
         self.task, self.seq = task, seq
         await self._bus.publish(self.task_id, seq, event)
+        if self._after_commit is not None:
+            self._after_commit()
 
     def response(self) -> SendMessageResponse:
         snap = self.snapshot()
@@ -274,13 +278,16 @@ class Run:
 class ActorRegistry:
     """At most one TaskActor per task id in this process."""
 
-    def __init__(self, store: TaskStore, bus: EventBus) -> None:
+    def __init__(self, store: TaskStore, bus: EventBus,
+                 after_commit: Callable[[], None] | None = None) -> None:
         self._store = store
         self._bus = bus
+        self._after_commit = after_commit
         self._actors: dict[str, TaskActor] = {}
 
     def new(self, scope: Scope, task_id: str, context_id: str) -> TaskActor:
-        actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus)
+        actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus,
+                          self._after_commit)
         self._actors[task_id] = actor
         return actor
 
@@ -297,7 +304,7 @@ class ActorRegistry:
         actor = self._actors.get(task_id)  # another caller may have loaded it meanwhile
         if actor is None:
             actor = TaskActor(scope, task_id, stored.task.context_id, stored.task, stored.seq,
-                              self._store, self._bus)
+                              self._store, self._bus, self._after_commit)
             self._actors[task_id] = actor
         return actor
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
@@ -25,8 +28,12 @@ class BridgeConfig:
     keepalive: float = 2.0  # seconds between SSE keep-alive comments on a quiet stream
 
 
+JWKS_PATH = "/.well-known/jwks.json"
+
+
 def create_app(
-    service: A2AService, card: AgentCard, config: BridgeConfig | None = None
+    service: A2AService, card: AgentCard, config: BridgeConfig | None = None,
+    jwks: Mapping[str, Any] | None = None,
 ) -> web.Application:
     """`card` is served as is, with its interfaces (see card.with_interfaces);
     `app[CARD].update(card)` replaces it later."""
@@ -35,6 +42,14 @@ def create_app(
                           middlewares=[not_found_as_status])
     app[CARD] = card_module.CardEndpoint(card)
     app.router.add_get(card_module.PATH, app[CARD].get)
+    if jwks is not None:  # the keys that sign push notifications
+        body = json.dumps(jwks).encode()
+
+        async def serve_jwks(_: web.Request) -> web.Response:
+            return web.Response(body=body, content_type="application/json",
+                                headers={"Cache-Control": "public, max-age=300"})
+
+        app.router.add_get(JWKS_PATH, serve_jwks)
     jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
                               max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_post(config.jsonrpc_path, jsonrpc.handle)

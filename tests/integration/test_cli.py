@@ -111,7 +111,7 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
                 ("HTTP+JSON", "https://agents.example.com/demo", "1.0"),
             ]
             caps = card["capabilities"]
-            assert (caps["streaming"], caps["pushNotifications"]) == (True, False)
+            assert (caps["streaming"], caps["pushNotifications"]) == (True, True)
             assert [x["uri"] for x in caps["extensions"]] == [
                 "urn:a2a-grpc:extension:resumable-streams:v1"]
             assert "extendedAgentCard" not in caps

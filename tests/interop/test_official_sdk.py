@@ -24,6 +24,7 @@ async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path
     agent = DemoAgent()
     card = card_for(agent)
     card.capabilities.extended_agent_card = True
+    card.capabilities.push_notifications = False  # to see the SDK's typed refusal
     extended = pb.AgentCard()
     extended.CopyFrom(card)
     extended.skills.add(id="members", name="Members only", description="x", tags=["x"])

@@ -1,0 +1,195 @@
+"""Delivering push notifications: at least once, in order per config, durable.
+
+Deliveries wait in the store's outbox (queued in the same transaction as the
+event). This worker takes the oldest pending delivery of each config when it
+is due, POSTs the event (ProtoJSON `StreamResponse`) to the config's URL, and
+then deletes it (2xx), reschedules it (network error, timeout, 5xx, 429:
+exponential backoff with jitter, or the receiver's Retry-After), or
+dead-letters it (other statuses, a refused address, or too many attempts).
+A restart picks up whatever is still pending. A config's next notification
+waits until the one before it is delivered or dead.
+
+Headers: `Content-Type: application/a2a+json`; `Authorization: <scheme>
+<credentials>` from the config; `X-A2A-Notification-Token` (the config's
+token); `Idempotency-Key: <taskId>:<seq>` so a receiver can drop duplicates;
+and, when signing is on, the JWT (see signing.py) in
+`A2A-Notification-Signature` (also as the Bearer token when the config's
+authentication is scheme "Bearer" with no credentials of its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import logging
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import aiohttp
+from google.protobuf import json_format
+
+from generated.a2a_pb2 import TaskPushNotificationConfig
+
+from ..core.errors import A2AError
+from ..stores import Delivery, TaskStore
+from .policy import PushPolicy, PushTargetRefused
+from .signing import HEADER as SIGNATURE_HEADER
+from .signing import Signer
+
+log = logging.getLogger("a2a_grpc.push")
+TOKEN_HEADER = "X-A2A-Notification-Token"
+
+
+@dataclass(frozen=True, slots=True)
+class SenderConfig:
+    timeout: float = 10.0  # per attempt
+    max_attempts: int = 8
+    base_delay: float = 1.0  # first retry after ~this; doubles each time
+    max_delay: float = 600.0
+    batch: int = 64
+    idle_poll: float = 1.0  # when nothing is due, look again at least this often
+
+
+class PushSender:
+    def __init__(self, store: TaskStore, policy: PushPolicy, signer: Signer | None = None,
+                 config: SenderConfig | None = None) -> None:
+        self.store = store
+        self.policy = policy
+        self.signer = signer
+        self.config = config or SenderConfig()
+        self.stats: Counter[str] = Counter()  # delivered, retried, dead
+        self._wakeup = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        connector = aiohttp.TCPConnector(resolver=self.policy.resolver(), limit=64)
+        self._session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=self.config.timeout))
+        self._task = asyncio.create_task(self._loop(), name="a2a-push-sender")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self._session is not None:
+            await self._session.close()
+
+    def wake(self) -> None:
+        """A delivery was queued: look now instead of at the next poll."""
+        self._wakeup.set()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                due = await self.store.due_deliveries(time.time_ns(), self.config.batch)
+                if due:
+                    await asyncio.gather(*(self._attempt(d) for d in due))
+                    continue
+                next_ns = await self.store.next_due()
+            except A2AError:  # the store is unavailable: it was logged; try again soon
+                next_ns = None
+            wait = self.config.idle_poll
+            if next_ns is not None:
+                wait = min(wait, max(0.0, (next_ns - time.time_ns()) / 1e9))
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), wait)
+            except TimeoutError:
+                pass
+            self._wakeup.clear()
+
+    async def _attempt(self, d: Delivery) -> None:
+        config = await self.store.get_push_config(d.scope, d.task_id, d.config_id)
+        events = await self.store.events(d.scope, d.task_id, d.seq - 1, d.seq)
+        if config is None or not events:  # deleted or purged meanwhile: nothing to send
+            await self.store.delivered(d.id)
+            return
+        body = json.dumps(json_format.MessageToDict(events[0][1]),
+                          separators=(",", ":")).encode()
+        try:
+            refused = self._refusal(config.url)
+            if refused:
+                raise PushTargetRefused(refused)
+            status, retry_after = await self._post(config, d, body)
+        except PushTargetRefused as exc:
+            await self._dead(d, d.attempts + 1, f"address refused: {exc}")
+            return
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            await self._retry(d, f"{type(exc).__name__}: {exc}", None)
+            return
+        if 200 <= status < 300:
+            await self.store.delivered(d.id)
+            self.stats["delivered"] += 1
+        elif status == 429 or status >= 500:
+            await self._retry(d, f"HTTP {status}", retry_after)
+        else:
+            hint = " (redirects are not followed)" if 300 <= status < 400 else ""
+            await self._dead(d, d.attempts + 1, f"HTTP {status}{hint}")
+
+    def _refusal(self, url: str) -> str | None:
+        """Delivery-time check for what the resolver doesn't see: scheme, IP literals."""
+        try:
+            host = self.policy.check_syntax(url)
+        except A2AError as exc:
+            return exc.message
+        try:
+            ip = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            return None  # a name: the guarded resolver checks each address
+        return self.policy.refusal(host, ip)
+
+    async def _post(self, config: TaskPushNotificationConfig, d: Delivery,
+                    body: bytes) -> tuple[int, float | None]:
+        assert self._session is not None
+        headers = {"Content-Type": "application/a2a+json",
+                   "Idempotency-Key": f"{d.task_id}:{d.seq}"}
+        auth = config.authentication
+        if config.token:
+            headers[TOKEN_HEADER] = config.token
+        if auth.scheme and auth.credentials:
+            headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+        if self.signer is not None:
+            token = self.signer.sign(config.url, d.task_id, body)
+            headers[SIGNATURE_HEADER] = token
+            if auth.scheme.lower() == "bearer" and not auth.credentials:
+                headers["Authorization"] = f"Bearer {token}"
+        async with self._session.post(config.url, data=body, headers=headers,
+                                      allow_redirects=False) as resp:
+            await resp.read()
+            return resp.status, _retry_after(resp.headers.get("Retry-After"))
+
+    async def _retry(self, d: Delivery, error: str, retry_after: float | None) -> None:
+        attempts = d.attempts + 1
+        if attempts >= self.config.max_attempts:
+            await self._dead(d, attempts, f"{error}, after {attempts} attempts")
+            return
+        backoff = min(self.config.max_delay, self.config.base_delay * 2 ** (attempts - 1))
+        delay = retry_after if retry_after is not None else backoff * random.uniform(0.5, 1.0)
+        delay = min(delay, self.config.max_delay)
+        await self.store.reschedule(d.id, attempts, time.time_ns() + int(delay * 1e9), error)
+        self.stats["retried"] += 1
+        log.info("push to config %s of task %s failed (%s); retry %d in %.1f s",
+                 d.config_id, d.task_id, error, attempts, delay)
+
+    async def _dead(self, d: Delivery, attempts: int, error: str) -> None:
+        await self.store.dead_letter(d.id, attempts, error)
+        self.stats["dead"] += 1
+        log.warning("push notification dead-lettered: task %s, config %s, event %d: %s",
+                    d.task_id, d.config_id, d.seq, error)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP-date)."""
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
