@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from .launch import HttpOptions, PushOptions, gateway, serve
 from .push.policy import PushPolicy
 from .push.sender import SenderConfig
 from .server import PortInUseError, load_agent
-from .stores import DEFAULT_URL
+from .stores import DEFAULT_URL, open_store
 
 
 def _http_flags(p: argparse.ArgumentParser) -> None:
@@ -28,6 +29,22 @@ def _http_flags(p: argparse.ArgumentParser) -> None:
                    help="seconds between SSE keep-alives on quiet streams (default 2)")
     p.add_argument("--max-body", type=int, default=8 * 1024 * 1024,
                    help="largest HTTP request body in bytes (default 8 MiB)")
+
+
+async def _dead_letters(url: str, limit: int) -> int:
+    try:
+        store = await open_store(url)
+    except (OSError, RuntimeError, ValueError) as exc:
+        print(f"a2a-grpc: {exc}; check --store", file=sys.stderr)
+        return 1
+    try:
+        for d in await store.dead_letters(limit):
+            print(json.dumps({"tenant": d.scope.tenant, "owner": d.scope.owner,
+                              "taskId": d.task_id, "configId": d.config_id, "event": d.seq,
+                              "attempts": d.attempts, "error": d.last_error}))
+    finally:
+        await store.close()
+    return 0
 
 
 def duration(text: str) -> float:
@@ -75,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds per webhook attempt (default 10)")
     s.add_argument("--push-attempts", type=int, default=8,
                    help="attempts before a notification is dead-lettered (default 8)")
+    s.add_argument("--push-backoff", type=float, default=1.0,
+                   help="seconds before the first retry; doubles, with jitter (default 1)")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -85,7 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     _http_flags(b)
     b.add_argument("--card", type=Path, metavar="FILE",
                    help="agent card JSON to serve (interfaces are filled in)")
+    d = sub.add_parser("dead-letters",
+                       help="list push notifications that were given up on (newest last)")
+    d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
+    d.add_argument("--limit", type=int, default=100)
     args = parser.parse_args(argv)
+    if args.command == "dead-letters":
+        return asyncio.run(_dead_letters(args.store, args.limit))
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -96,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             agent = load_agent(args.agent) if args.agent else DemoAgent()
             push = PushOptions(
                 PushPolicy.from_flags(args.allow_push_to, args.allow_http_push), args.push_keys,
-                SenderConfig(timeout=args.push_timeout, max_attempts=args.push_attempts))
+                SenderConfig(timeout=args.push_timeout, max_attempts=args.push_attempts,
+                             base_delay=args.push_backoff))
             asyncio.run(serve(agent, args.host, args.grpc_port, http, args.grace,
                               args.store, args.retention, push))
         else:
