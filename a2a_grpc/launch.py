@@ -13,6 +13,7 @@ import asyncio
 import logging
 import re
 import signal
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,9 +51,10 @@ class HttpOptions:
 
 async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      grace: float, jwks: dict[str, Any] | None = None,
+                     metrics: Callable[[], str] | None = None,
                      ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got."""
-    app = create_app(service, card, options.config, jwks)
+    app = create_app(service, card, options.config, jwks, metrics)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
     await runner.setup()
     site = web.TCPSite(runner, options.host, options.port)
@@ -122,6 +124,7 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         keys = load_keys(push.keys_dir) if push.keys_dir is not None else []
         # The issuer is filled in below, once the public URL is known.
         signer = Signer(keys, issuer="") if keys else None
+        sender = None
         if card.capabilities.push_notifications:
             sender = PushSender(store, push.policy, signer, push.sender)
             await sender.start()
@@ -130,7 +133,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         grpc_server = await start_grpc(handler, grpc_host, grpc_port)
         cleanup.push_async_callback(grpc_server.stop, grace)
         runner, http_port = await start_http(
-            handler, card, http, grace, signer.jwks() if signer else None)
+            handler, card, http, grace, signer.jwks() if signer else None,
+            sender.metrics if sender else None)
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:
             purger = asyncio.create_task(_retention(handler, retention_s))

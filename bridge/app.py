@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,7 @@ JWKS_PATH = "/.well-known/jwks.json"
 def create_app(
     service: A2AService, card: AgentCard, config: BridgeConfig | None = None,
     jwks: Mapping[str, Any] | None = None,
+    metrics: Callable[[], str] | None = None,
 ) -> web.Application:
     """`card` is served as is, with its interfaces (see card.with_interfaces);
     `app[CARD].update(card)` replaces it later."""
@@ -50,6 +51,11 @@ def create_app(
                                 headers={"Cache-Control": "public, max-age=300"})
 
         app.router.add_get(JWKS_PATH, serve_jwks)
+    if metrics is not None:  # Prometheus text format
+        async def serve_metrics(_: web.Request) -> web.Response:
+            return web.Response(text=metrics(), content_type="text/plain")
+
+        app.router.add_get("/metrics", serve_metrics)
     jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
                               max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_post(config.jsonrpc_path, jsonrpc.handle)

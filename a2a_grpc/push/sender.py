@@ -79,6 +79,14 @@ class PushSender:
         if self._session is not None:
             await self._session.close()
 
+    def metrics(self) -> str:
+        """The counters in Prometheus text format."""
+        lines = ["# HELP a2a_push_notifications_total Push notification attempts by outcome.",
+                 "# TYPE a2a_push_notifications_total counter"]
+        lines += [f'a2a_push_notifications_total{{outcome="{k}"}} {self.stats[k]}'
+                  for k in ("delivered", "retried", "dead")]
+        return "\n".join(lines) + "\n"
+
     def wake(self) -> None:
         """A delivery was queued: look now instead of at the next poll."""
         self._wakeup.set()

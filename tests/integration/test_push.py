@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import grpc
 import pytest
+from aiohttp import web
 
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import InvalidParamsError
@@ -23,6 +24,7 @@ from a2a_grpc.stores import MemoryTaskStore
 from generated import a2a_pb2 as pb
 from tests.conftest import Serve, user_message
 from tests.grpc_errors import fails
+from tests.processes import free_port
 from tests.webhook import Webhook, start_webhook
 
 LOOPBACK = PushPolicy.from_flags(["127.0.0.1/32"], allow_http=True)
@@ -271,3 +273,40 @@ async def test_expired_forged_and_rotated_keys() -> None:
 async def test_invalid_policy_url_is_invalid_params() -> None:
     with pytest.raises(InvalidParamsError):
         await PushPolicy().check("https://127.0.0.1/x")
+
+
+async def test_the_readme_receiver_example_verifies_real_notifications() -> None:
+    from aiohttp.test_utils import TestServer
+
+    from examples.webhook_receiver import make_app
+
+    key = new_key()
+    signer = Signer([key], issuer="http://agent.example")
+    r = await make_rig(signer=signer)
+    agent_app = web.Application()
+
+    async def jwks(_: web.Request) -> web.Response:
+        return web.json_response(signer.jwks())
+
+    agent_app.router.add_get("/.well-known/jwks.json", jwks)
+    agent_http = TestServer(agent_app, host="127.0.0.1")
+    await agent_http.start_server()
+    port = free_port()
+    hook_url = f"http://127.0.0.1:{port}/a2a-hook"
+    receiver = TestServer(make_app(str(agent_http.make_url("")), hook_url, "s3cret"),
+                          host="127.0.0.1", port=port)
+    await receiver.start_server()
+    signer.issuer = str(agent_http.make_url("")).rstrip("/")
+    try:
+        await r.send("x", pb.TaskPushNotificationConfig(url=hook_url, token="s3cret"))
+        for _ in range(200):
+            if r.sender.stats["delivered"] >= 2:
+                break
+            await asyncio.sleep(0.02)
+        assert r.sender.stats["delivered"] >= 2 and r.sender.stats["dead"] == 0
+    finally:
+        await receiver.close()
+        await agent_http.close()
+        await r.sender.stop()
+        await r.hook.server.close()
+        await r.handler.close()

@@ -67,6 +67,9 @@ async def test_pending_deliveries_resume_after_a_crash(tmp_path: Path) -> None:
                                     session=session)
             last = hook.hits[-1]
             event = await receiver.verify(last.headers, last.body)
+            async with session.get(base + "/metrics") as resp:
+                metrics = await resp.text()
+            assert 'a2a_push_notifications_total{outcome="delivered"} 4' in metrics
         assert event.status_update.status.state == pb.TASK_STATE_COMPLETED
     finally:
         proc.send_signal(signal.SIGTERM)
