@@ -1,6 +1,7 @@
 """A complete webhook receiver for a2a-grpc's signed push notifications.
 
-    python examples/webhook_receiver.py https://agent.example.com https://me.example.com/a2a-hook s3cret
+    python examples/webhook_receiver.py AGENT_URL HOOK_URL TOKEN
+    e.g. https://agent.example.com https://me.example.com/a2a-hook s3cret
 
 Register https://me.example.com/a2a-hook (token s3cret) as the task's push
 config; every notification is verified (token, JWT signature via the agent's
