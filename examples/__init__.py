@@ -1,0 +1,1 @@
+"""Runnable examples (also imported by the tests)."""
