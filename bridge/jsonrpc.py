@@ -27,11 +27,11 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
+from a2a_grpc.methods import METHODS
 from a2a_grpc.service import A2AService
 
 from . import codec, sse
 from .edge import call_context, note
-from .methods import METHODS
 
 JSON_TYPE = "application/json"
 _NO_ID = object()

@@ -33,11 +33,11 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
+from a2a_grpc.methods import METHODS, Method, Route
 from a2a_grpc.service import A2AService
 
 from . import codec, sse
 from .edge import call_context, note
-from .methods import METHODS, Method, Route
 
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bridge.methods import METHODS
+from a2a_grpc.methods import METHODS
 from tests.conftest import StackFactory
 
 json_values = st.recursive(

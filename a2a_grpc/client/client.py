@@ -1,0 +1,351 @@
+"""A2AClient: one object per agent, one method per RPC, over the best binding.
+
+- `connect(url)` fetches and validates the agent card, then takes the first
+  interface of `supportedInterfaces` whose binding this client speaks (or the
+  caller's own order, `ClientOptions.prefer`). A `grpc://host:port` URL skips
+  the card and talks gRPC directly.
+- Every call carries `A2A-Version: 1.0`, the interface's tenant (unless the
+  request names one), credentials placed as the card's security schemes say,
+  and whatever the interceptors add.
+- Idempotent calls (reads, cancel, delete, subscribe, and sends: every send
+  carries a messageId, which the server deduplicates) are retried with
+  backoff on connection errors and UNAVAILABLE/503; creating a push config
+  without an id is never retried.
+- Streams are async iterators that close cleanly on `break`. When the agent
+  declares the resumable-streams extension and a stream drops, the client
+  resubscribes after the last event it saw; the caller sees one
+  uninterrupted, gap-free sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import aiohttp
+from google.protobuf import json_format
+from google.protobuf.empty_pb2 import Empty
+from google.protobuf.message import Message
+
+from generated import a2a_pb2 as pb
+
+from ..context import CURRENT_VERSION
+from ..core import states
+from ..core.errors import UnavailableError
+from ..handler import RESUMABLE_STREAMS
+from ..streams import LAST_EVENT_ID
+from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
+
+log = logging.getLogger("a2a_grpc.client")
+CARD_PATH = "/.well-known/agent-card.json"
+BINDINGS = ("GRPC", "JSONRPC", "HTTP+JSON")
+M = TypeVar("M", bound=Message)
+Interceptor = Callable[[str, dict[str, str]], None]  # (rpc name, headers to send)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    prefer: Sequence[str] = ()  # bindings, best first; empty = the card's own order
+    headers: Mapping[str, str] = field(default_factory=dict)
+    api_key: str | None = None
+    bearer: str | None = None
+    tenant: str | None = None  # overrides the interface's tenant
+    timeout: float = 60.0  # per unary call; streams are not cut
+    retries: int = 3
+    backoff: float = 0.2
+    resume: bool = True
+    interceptors: Sequence[Interceptor] = ()
+
+
+class A2AClient:
+    def __init__(self, card: pb.AgentCard, interface: pb.AgentInterface, transport: Transport,
+                 session: aiohttp.ClientSession | None, options: ClientOptions) -> None:
+        self.card = card
+        self.interface = interface
+        self.transport = transport
+        self.options = options
+        self._session = session
+
+    # -- connecting --
+
+    @classmethod
+    async def connect(cls, url: str, options: ClientOptions | None = None) -> A2AClient:
+        options = options or ClientOptions()
+        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(
+            total=None, sock_connect=10, sock_read=None))
+        try:
+            if url.startswith("grpc://"):
+                card = pb.AgentCard(name=url, supported_interfaces=[pb.AgentInterface(
+                    url=url, protocol_binding="GRPC", protocol_version=CURRENT_VERSION)])
+                card.capabilities.streaming = True
+                card.capabilities.extensions.add(uri=RESUMABLE_STREAMS.uri)
+            else:
+                card = await fetch_card(session, url)
+            return cls.from_card(card, options, session)
+        except BaseException:
+            await session.close()
+            raise
+
+    @classmethod
+    def from_card(cls, card: pb.AgentCard, options: ClientOptions | None = None,
+                  session: aiohttp.ClientSession | None = None) -> A2AClient:
+        options = options or ClientOptions()
+        interface = choose_interface(card, options.prefer or BINDINGS, bool(options.prefer))
+        session = session or aiohttp.ClientSession()
+        binding = interface.protocol_binding
+        transport: Transport
+        if binding == "GRPC":
+            transport = GrpcTransport(interface.url.removeprefix("grpc://"))
+        elif binding == "JSONRPC":
+            transport = JsonRpcTransport(session, interface.url)
+        else:
+            transport = RestTransport(session, interface.url)
+        return cls(card, interface, transport, session, options)
+
+    async def close(self) -> None:
+        await self.transport.close()
+        if self._session is not None:
+            await self._session.close()
+
+    async def __aenter__(self) -> A2AClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- the RPCs --
+
+    async def send_message(self, req: pb.SendMessageRequest) -> pb.SendMessageResponse:
+        return await self._call("SendMessage", req, pb.SendMessageResponse, idempotent=True)
+
+    def send_streaming_message(self, req: pb.SendMessageRequest
+                               ) -> AsyncIterator[pb.StreamResponse]:
+        return self._stream("SendStreamingMessage", req)
+
+    async def get_task(self, req: pb.GetTaskRequest) -> pb.Task:
+        return await self._call("GetTask", req, pb.Task, idempotent=True)
+
+    async def list_tasks(self, req: pb.ListTasksRequest) -> pb.ListTasksResponse:
+        return await self._call("ListTasks", req, pb.ListTasksResponse, idempotent=True)
+
+    async def cancel_task(self, req: pb.CancelTaskRequest) -> pb.Task:
+        return await self._call("CancelTask", req, pb.Task, idempotent=True)
+
+    def subscribe_to_task(self, req: pb.SubscribeToTaskRequest
+                          ) -> AsyncIterator[pb.StreamResponse]:
+        return self._stream("SubscribeToTask", req)
+
+    async def create_task_push_notification_config(
+            self, req: pb.TaskPushNotificationConfig) -> pb.TaskPushNotificationConfig:
+        # With an id, creating is an upsert (safe to retry); without, it is not.
+        return await self._call("CreateTaskPushNotificationConfig", req,
+                                pb.TaskPushNotificationConfig, idempotent=bool(req.id))
+
+    async def get_task_push_notification_config(
+            self, req: pb.GetTaskPushNotificationConfigRequest) -> pb.TaskPushNotificationConfig:
+        return await self._call("GetTaskPushNotificationConfig", req,
+                                pb.TaskPushNotificationConfig, idempotent=True)
+
+    async def list_task_push_notification_configs(
+            self, req: pb.ListTaskPushNotificationConfigsRequest
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        return await self._call("ListTaskPushNotificationConfigs", req,
+                                pb.ListTaskPushNotificationConfigsResponse, idempotent=True)
+
+    async def delete_task_push_notification_config(
+            self, req: pb.DeleteTaskPushNotificationConfigRequest) -> None:
+        await self._call("DeleteTaskPushNotificationConfig", req, Empty, idempotent=True)
+
+    async def get_extended_agent_card(self) -> pb.AgentCard:
+        return await self._call("GetExtendedAgentCard", pb.GetExtendedAgentCardRequest(),
+                                pb.AgentCard, idempotent=True)
+
+    # -- conveniences --
+
+    @staticmethod
+    def text_request(text: str, *, task_id: str = "", context_id: str = "",
+                     parts: Sequence[pb.Part] = (), return_immediately: bool = False,
+                     history_length: int | None = None) -> pb.SendMessageRequest:
+        msg = pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER, task_id=task_id,
+                         context_id=context_id)
+        if text:
+            msg.parts.add(text=text)
+        msg.parts.extend(parts)
+        config = pb.SendMessageConfiguration(return_immediately=return_immediately)
+        if history_length is not None:
+            config.history_length = history_length
+        return pb.SendMessageRequest(message=msg, configuration=config)
+
+    async def send_text(self, text: str, **kw: Any) -> pb.SendMessageResponse:
+        return await self.send_message(self.text_request(text, **kw))
+
+    def stream_text(self, text: str, **kw: Any) -> AsyncIterator[pb.StreamResponse]:
+        return self.send_streaming_message(self.text_request(text, **kw))
+
+    # -- plumbing --
+
+    def _headers(self, rpc: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        headers = {"A2A-Version": CURRENT_VERSION, **self.options.headers, **(extra or {})}
+        if self.options.bearer:
+            headers["Authorization"] = f"Bearer {self.options.bearer}"
+        if self.options.api_key:
+            headers[_api_key_header(self.card)] = self.options.api_key
+        for intercept in self.options.interceptors:
+            intercept(rpc, headers)
+        return headers
+
+    def _scoped(self, req: M) -> M:
+        tenant = self.options.tenant if self.options.tenant is not None else self.interface.tenant
+        if tenant and "tenant" in req.DESCRIPTOR.fields_by_name and not req.tenant:
+            setattr(req, "tenant", tenant)  # noqa: B010 (M is any request type)
+        return req
+
+    async def _call(self, rpc: str, req: Message, out: type[M], *, idempotent: bool) -> M:
+        req = self._scoped(req)
+        attempt = 0
+        while True:
+            try:
+                result = await asyncio.wait_for(
+                    self.transport.call(rpc, req, self._headers(rpc)), self.options.timeout)
+                assert isinstance(result, out)
+                return result
+            except (UnavailableError, TimeoutError) as exc:
+                attempt += 1
+                if not idempotent or attempt > self.options.retries:
+                    if isinstance(exc, TimeoutError):
+                        raise AgentUnreachableError(
+                            f"{rpc} got no answer in {self.options.timeout:g} s") from None
+                    raise
+                delay = self.options.backoff * 2 ** (attempt - 1)
+                log.info("%s failed (%s); retry %d in %.2f s", rpc, exc, attempt, delay)
+                await asyncio.sleep(delay)
+
+    async def _open(self, rpc: str, req: Message, extra: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+        attempt = 0
+        while True:
+            try:
+                return await self.transport.stream(rpc, req, self._headers(rpc, extra))
+            except UnavailableError:
+                attempt += 1
+                if attempt > self.options.retries:
+                    raise
+                await asyncio.sleep(self.options.backoff * 2 ** (attempt - 1))
+
+    async def _stream(self, rpc: str, req: Message) -> AsyncIterator[pb.StreamResponse]:
+        req = self._scoped(req)
+        resumable = self.options.resume and any(
+            x.uri == RESUMABLE_STREAMS.uri for x in self.card.capabilities.extensions)
+        stream = await self._open(rpc, req)
+        task_id, last_seq, resumes = "", None, 0
+        skip_snapshot = False
+        while True:
+            try:
+                async for event in stream:
+                    if skip_snapshot:  # a resumed stream opens with the Task: seen already
+                        skip_snapshot = False
+                        if event.HasField("task"):
+                            continue
+                    if stream.seq is not None:
+                        last_seq = stream.seq
+                    task_id = task_id or _task_id(event)
+                    yield event
+                    if _final(event):
+                        return
+                if not task_id:
+                    return
+                raise AgentUnreachableError("the stream ended before the task settled")
+            except UnavailableError:
+                if not (resumable and task_id and last_seq is not None) or \
+                        resumes >= self.options.retries:
+                    raise
+                resumes += 1
+                log.info("stream of task %s dropped after event %d; resuming", task_id, last_seq)
+                await asyncio.sleep(self.options.backoff * 2 ** (resumes - 1))
+                sub = self._scoped(pb.SubscribeToTaskRequest(id=task_id))
+                if isinstance(req, pb.SubscribeToTaskRequest):
+                    sub.tenant = req.tenant
+                elif isinstance(req, pb.SendMessageRequest):
+                    sub.tenant = req.tenant or sub.tenant
+                stream = await self._open("SubscribeToTask", sub,
+                                          {LAST_EVENT_ID: str(last_seq),
+                                           "Last-Event-ID": str(last_seq)})
+                skip_snapshot = True
+            finally:
+                if stream is not None:
+                    await stream.aclose()
+
+
+def _task_id(event: pb.StreamResponse) -> str:
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        return event.task.id
+    if kind == "status_update":
+        return event.status_update.task_id
+    if kind == "artifact_update":
+        return event.artifact_update.task_id
+    return ""
+
+
+def _final(event: pb.StreamResponse) -> bool:
+    kind = event.WhichOneof("payload")
+    if kind == "message":
+        return True
+    if kind == "status_update":
+        return event.status_update.status.state in states.SETTLED
+    return kind == "task" and event.task.status.state in states.TERMINAL
+
+
+def _api_key_header(card: pb.AgentCard) -> str:
+    for scheme in card.security_schemes.values():
+        if scheme.WhichOneof("scheme") == "api_key_security_scheme":
+            key = scheme.api_key_security_scheme
+            if key.location.lower() == "header" and key.name:
+                return key.name
+    return "X-API-Key"
+
+
+async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
+    """The agent card at URL (a base URL, or the card's own URL), validated."""
+    card_url = url if url.endswith(".json") else url.rstrip("/") + CARD_PATH
+    try:
+        async with session.get(card_url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
+            if resp.status != 200:
+                raise BadResponseError(
+                    f"no agent card at {card_url} (HTTP {resp.status}); is {url} an A2A agent?")
+            data = await resp.json(content_type=None)
+    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        raise AgentUnreachableError(f"cannot reach {card_url}: {exc}") from None
+    except ValueError:
+        raise BadResponseError(f"{card_url} is not JSON, so not an agent card") from None
+    if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
+        raise NoUsableInterfaceError(
+            f"the card at {card_url} is an A2A 0.3 card (a top-level url, no "
+            "supportedInterfaces); this client speaks A2A 1.0")
+    try:
+        card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError) as exc:
+        raise BadResponseError(f"the card at {card_url} is not a valid AgentCard: {exc}") from None
+    if not card.supported_interfaces:
+        raise NoUsableInterfaceError(f"the card at {card_url} lists no interfaces")
+    return card
+
+
+def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
+                     client_order: bool) -> pb.AgentInterface:
+    """The card's first interface we speak, or (client_order) our first choice it offers."""
+    usable = [i for i in card.supported_interfaces
+              if i.protocol_binding in bindings and i.protocol_version.startswith("1.")]
+    if client_order:
+        usable.sort(key=lambda i: list(bindings).index(i.protocol_binding))
+    if not usable:
+        offered = ", ".join(f"{i.protocol_binding} {i.protocol_version}"
+                            for i in card.supported_interfaces) or "nothing"
+        raise NoUsableInterfaceError(
+            f"{card.name or 'the agent'} offers {offered}; this client speaks "
+            f"{', '.join(bindings)} over A2A 1.x (try another --binding)")
+    return usable[0]

@@ -1,0 +1,287 @@
+"""How the client reaches an agent: one transport per binding, same shape.
+
+Each transport sends a generated request message for an RPC name and returns
+the response message, or (streams) an EventStream whose `seq` follows the
+agent's event numbers when it tells them (SSE `id:`, gRPC
+`a2a-first-event-id`). Errors come back as the A2A error types, rebuilt from
+the binding's own error form; a refused or dropped connection is
+AgentUnreachableError.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any, Protocol
+
+import aiohttp
+import grpc
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from generated.a2a_pb2 import StreamResponse
+from generated.a2a_pb2_grpc import A2AServiceStub
+
+from ..core.errors import A2AError, UnavailableError
+from ..methods import METHODS
+from ..streams import FIRST_EVENT_ID, EventStream, Numbered
+from ..upstream import error_of_call
+from .errors import AgentUnreachableError, BadResponseError, from_details, from_jsonrpc
+
+Headers = Mapping[str, str]
+DROPPED = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError,
+           TimeoutError)
+
+
+class Transport(Protocol):
+    binding: str
+
+    async def call(self, rpc: str, req: Message, headers: Headers) -> Message: ...
+
+    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream: ...
+
+    async def close(self) -> None: ...
+
+
+def _parse(data: Any, cls: type[Message]) -> Message:
+    try:
+        return json_format.ParseDict(data, cls(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError, AttributeError) as exc:
+        raise BadResponseError(f"the agent's answer is not a {cls.__name__}: {exc}") from None
+
+
+async def _sse(resp: aiohttp.ClientResponse) -> AsyncGenerator[tuple[str | None, str | None,
+                                                                     str], None]:
+    """(id, event name, data) of each SSE event; comments (keep-alives) skipped."""
+    data: list[str] = []
+    ev_id = name = None
+    while True:
+        raw = await resp.content.readline()
+        if not raw:
+            return
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if line == "":
+            if data:
+                yield ev_id, name, "\n".join(data)
+            data, ev_id, name = [], None, None
+        elif not line.startswith(":"):
+            key, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if key == "data":
+                data.append(value)
+            elif key == "id":
+                ev_id = value
+            elif key == "event":
+                name = value
+
+
+def _http_failure(status: int, url: str) -> A2AError:
+    if status in (502, 503, 504):
+        return AgentUnreachableError(f"the agent at {url} is unavailable (HTTP {status})")
+    return BadResponseError(f"HTTP {status} from {url}, not an A2A answer")
+
+
+class JsonRpcTransport:
+    binding = "JSONRPC"
+
+    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+        self.session, self.url = session, url
+        self._ids = itertools.count(1)
+
+    async def close(self) -> None:
+        pass
+
+    async def _post(self, rpc: str, req: Message, headers: Headers,
+                    accept: str) -> tuple[aiohttp.ClientResponse, int]:
+        id_ = next(self._ids)
+        payload = {"jsonrpc": "2.0", "id": id_, "method": rpc,
+                   "params": json_format.MessageToDict(req)}
+        try:
+            resp = await self.session.post(self.url, json=payload,
+                                           headers={**headers, "Accept": accept})
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
+        if resp.status != 200:
+            resp.release()
+            raise _http_failure(resp.status, self.url)
+        return resp, id_
+
+    async def _answer(self, resp: aiohttp.ClientResponse) -> Any:
+        try:
+            body = await resp.json(content_type=None)
+        except (ValueError, aiohttp.ContentTypeError):
+            raise BadResponseError(f"{self.url} did not answer JSON") from None
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"the connection to {self.url} dropped: {exc}") from None
+        finally:
+            resp.release()
+        if not isinstance(body, dict):
+            raise BadResponseError(f"{self.url} did not answer a JSON-RPC response")
+        if "error" in body:
+            raise from_jsonrpc(body["error"])
+        return body.get("result")
+
+    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+        resp, _ = await self._post(rpc, req, headers, "application/json")
+        return _parse(await self._answer(resp), METHODS[rpc].response)
+
+    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
+        resp, _ = await self._post(rpc, req, headers, "text/event-stream")
+        if resp.content_type != "text/event-stream":  # refused before the first event
+            await self._answer(resp)
+            raise BadResponseError(f"{self.url} answered a stream request without a stream")
+        return EventStream(self._events(resp))
+
+    async def _events(self, resp: aiohttp.ClientResponse) -> AsyncGenerator[Numbered, None]:
+        try:
+            async for ev_id, _, data in _sse(resp):
+                body = json.loads(data)
+                if "error" in body:
+                    raise from_jsonrpc(body["error"])
+                yield _seq(ev_id), _parse(body.get("result"), StreamResponse)  # type: ignore[misc]
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"the stream from {self.url} dropped: {exc}") from None
+        finally:
+            resp.release()
+
+
+class RestTransport:
+    binding = "HTTP+JSON"
+
+    def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
+        self.session, self.base = session, base.rstrip("/")
+
+    async def close(self) -> None:
+        pass
+
+    async def _send(self, rpc: str, req: Message, headers: Headers,
+                    accept: str) -> aiohttp.ClientResponse:
+        method = METHODS[rpc]
+        route = method.routes[0]
+        data = json_format.MessageToDict(req)
+        tenant = data.pop("tenant", "")
+        path = route.template
+        for name in route.path_fields:
+            value = str(data.pop(method.request.DESCRIPTOR.fields_by_name[name].json_name, ""))
+            path = path.replace(f"{{{name}=*}}", value).replace(f"{{{name}}}", value)
+        url = self.base + (f"/{tenant}" if tenant else "") + path
+        verb = "POST" if rpc == "SubscribeToTask" else route.verb  # what clients send (§11)
+        kwargs: dict[str, Any] = {"headers": {**headers, "Accept": accept}}
+        if verb in ("GET", "DELETE"):
+            kwargs["params"] = [(k, _query(v)) for k, vs in data.items()
+                                for v in (vs if isinstance(vs, list) else [vs])]
+        else:
+            kwargs["json"] = data
+        try:
+            return await self.session.request(verb, url, **kwargs)
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"cannot reach {url}: {exc}") from None
+
+    async def _raise(self, resp: aiohttp.ClientResponse) -> None:
+        try:
+            body = await resp.json(content_type=None)
+        except (ValueError, aiohttp.ContentTypeError):
+            body = None
+        finally:
+            resp.release()
+        err = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(err, dict):
+            raise _http_failure(resp.status, str(resp.url))
+        raise from_details(str(err.get("message", "")), err.get("details", []),
+                           "UNAVAILABLE" if resp.status == 503 else "")
+
+    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+        resp = await self._send(rpc, req, headers, "application/json")
+        if resp.status != 200:
+            await self._raise(resp)
+        try:
+            body = await resp.json(content_type=None)
+        except (ValueError, aiohttp.ContentTypeError):
+            raise BadResponseError(f"{resp.url} did not answer JSON") from None
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"the connection dropped: {exc}") from None
+        finally:
+            resp.release()
+        return _parse(body, METHODS[rpc].response)
+
+    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
+        resp = await self._send(rpc, req, headers, "text/event-stream")
+        if resp.status != 200:
+            await self._raise(resp)
+        return EventStream(self._events(resp))
+
+    async def _events(self, resp: aiohttp.ClientResponse) -> AsyncGenerator[Numbered, None]:
+        try:
+            async for ev_id, name, data in _sse(resp):
+                body = json.loads(data)
+                if name == "error" and isinstance(body.get("error"), dict):
+                    err = body["error"]
+                    raise from_details(str(err.get("message", "")), err.get("details", []), "")
+                yield _seq(ev_id), _parse(body, StreamResponse)  # type: ignore[misc]
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"the stream from {resp.url} dropped: {exc}") from None
+        finally:
+            resp.release()
+
+
+class GrpcTransport:
+    binding = "GRPC"
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.channel = grpc.aio.insecure_channel(target)
+        self._stub = A2AServiceStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    @staticmethod
+    def _metadata(headers: Headers) -> list[tuple[str, str]]:
+        return [(k.lower(), v) for k, v in headers.items()]
+
+    def _error(self, err: grpc.aio.AioRpcError) -> A2AError:
+        error = error_of_call(err, self.target)
+        if type(error) is UnavailableError:
+            return AgentUnreachableError(error.message)
+        return error
+
+    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+        try:
+            result: Message = await getattr(self._stub, rpc)(req,
+                                                            metadata=self._metadata(headers))
+            return result
+        except grpc.aio.AioRpcError as err:
+            raise self._error(err) from None
+
+    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
+        call = getattr(self._stub, rpc)(req, metadata=self._metadata(headers))
+        try:
+            first = await call.read()
+            first_id = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_ID)
+        except grpc.aio.AioRpcError as err:
+            raise self._error(err) from None
+        return EventStream(self._events(call, first, first_id))
+
+    async def _events(self, call: Any, first: Any,
+                      first_id: str | None) -> AsyncGenerator[Numbered, None]:
+        numbers = itertools.count(int(first_id)) if first_id else itertools.repeat(None)
+        try:
+            event = first
+            while event is not grpc.aio.EOF:
+                yield next(numbers), event
+                event = await call.read()
+        except grpc.aio.AioRpcError as err:
+            raise self._error(err) from None
+        finally:
+            call.cancel()
+
+
+def _seq(ev_id: str | None) -> int | None:
+    return int(ev_id) if ev_id is not None and ev_id.strip().isdigit() else None
+
+
+def _query(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
