@@ -201,8 +201,9 @@ class A2AClient:
 
     def _scoped(self, req: M) -> M:
         tenant = self.options.tenant if self.options.tenant is not None else self.interface.tenant
-        if tenant and "tenant" in req.DESCRIPTOR.fields_by_name and not req.tenant:
-            setattr(req, "tenant", tenant)  # noqa: B010 (M is any request type)
+        target: Any = req  # every request message has a `tenant` field but the push config
+        if tenant and "tenant" in req.DESCRIPTOR.fields_by_name and not target.tenant:
+            target.tenant = tenant
         return req
 
     async def _call(self, rpc: str, req: Message, out: type[M], *, idempotent: bool) -> M:
