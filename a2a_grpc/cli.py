@@ -11,6 +11,7 @@ from pathlib import Path
 
 from bridge import BridgeConfig
 
+from .client.commands import VERBS, add_commands, main_for
 from .demo import DemoAgent
 from .launch import HttpOptions, PushOptions, gateway, serve
 from .push.policy import PushPolicy
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     _http_flags(b)
     b.add_argument("--card", type=Path, metavar="FILE",
                    help="agent card JSON to serve (interfaces are filled in)")
+    add_commands(sub)
     d = sub.add_parser("dead-letters",
                        help="list push notifications that were given up on (newest last)")
     d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
+    if args.command in VERBS:
+        return main_for(args)
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

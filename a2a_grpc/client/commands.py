@@ -1,0 +1,374 @@
+"""The client verbs of the `a2a-grpc` command line.
+
+    a2a-grpc card URL                          a2a-grpc get URL TASK
+    a2a-grpc send URL TEXT [--file P] [--data J] [--context C] [--task T]
+    a2a-grpc stream URL TEXT ...               a2a-grpc list URL [--status S] ...
+    a2a-grpc cancel URL TASK                   a2a-grpc subscribe URL TASK
+    a2a-grpc push set|get|list|delete URL TASK ...
+
+Human output by default (states, artifacts: text inline, files saved, data
+pretty-printed; a live progress line for streams on a terminal); `--json`
+prints one JSON object per line. Exit status: 0 completed (or done), 1
+failed/rejected/canceled, 2 usage, 3 input or auth required, 4 connection or
+protocol errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import mimetypes
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from generated import a2a_pb2 as pb
+
+from ..core import lifecycle, states
+from ..core.errors import A2AError
+from .client import A2AClient, ClientOptions
+
+BINDINGS = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
+EXIT = {states.COMPLETED: 0, states.FAILED: 1, states.REJECTED: 1, states.CANCELED: 1,
+        states.INPUT_REQUIRED: 3, states.AUTH_REQUIRED: 3}
+VERBS = ("card", "send", "stream", "get", "list", "cancel", "subscribe", "push")
+
+
+def add_commands(sub: Any) -> None:
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("url", help="the agent's base URL (its card is read there) or grpc://H:P")
+        p.add_argument("--binding", choices=sorted(BINDINGS),
+                       help="use this binding (default: the card's first one we speak)")
+        p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE")
+        p.add_argument("--api-key", help="sent as the card's API key scheme says")
+        p.add_argument("--bearer", help="sent as Authorization: Bearer ...")
+        p.add_argument("--tenant", help="tenant for every request (default: the interface's)")
+        p.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
+        p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+    def message_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("text", help="the message text")
+        p.add_argument("--file", action="append", default=[], type=Path,
+                       help="attach a file (repeatable)")
+        p.add_argument("--data", help="attach a JSON value as a data part")
+        p.add_argument("--context", default="", help="contextId")
+        p.add_argument("--task", default="", help="taskId: continue this task")
+        p.add_argument("--out", type=Path, default=Path("."),
+                       help="where files the agent returns are saved (default: .)")
+
+    c = sub.add_parser("card", help="show an agent's card")
+    common(c)
+    for name, helptext in (("send", "send a message, wait for the answer"),
+                           ("stream", "send a message and follow it live")):
+        p = sub.add_parser(name, help=helptext)
+        common(p)
+        message_flags(p)
+        if name == "send":
+            p.add_argument("--no-wait", action="store_true",
+                           help="return once the task exists (returnImmediately)")
+    for name, helptext in (("get", "show a task"), ("cancel", "cancel a task"),
+                           ("subscribe", "follow a task live")):
+        p = sub.add_parser(name, help=helptext)
+        common(p)
+        p.add_argument("task_id", metavar="TASK")
+        p.add_argument("--out", type=Path, default=Path("."))
+    ls = sub.add_parser("list", help="list tasks, newest first")
+    common(ls)
+    ls.add_argument("--context", default="")
+    ls.add_argument("--status", help="e.g. working, completed, input_required")
+    ls.add_argument("--page-size", type=int)
+    ls.add_argument("--page-token", default="")
+    ls.add_argument("--artifacts", action="store_true", help="include artifacts")
+    push = sub.add_parser("push", help="webhook configs of a task")
+    psub = push.add_subparsers(dest="push_command", required=True)
+    for name in ("set", "get", "list", "delete"):
+        p = psub.add_parser(name)
+        common(p)
+        p.add_argument("task_id", metavar="TASK")
+        if name == "set":
+            p.add_argument("hook", metavar="WEBHOOK_URL")
+            p.add_argument("--id", default="", help="config id (default: server-assigned)")
+            p.add_argument("--token", default="")
+            p.add_argument("--auth-scheme", default="")
+            p.add_argument("--auth-credentials", default="")
+        elif name in ("get", "delete"):
+            p.add_argument("config_id", metavar="CONFIG")
+
+
+def options_of(args: argparse.Namespace) -> ClientOptions:
+    headers = {}
+    for item in args.header:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise SystemExit(f"a2a-grpc: --header wants NAME:VALUE, got {item!r}")
+        headers[name.strip()] = value.strip()
+    return ClientOptions(prefer=[BINDINGS[args.binding]] if args.binding else (),
+                         headers=headers, api_key=args.api_key, bearer=args.bearer,
+                         tenant=args.tenant, timeout=args.timeout)
+
+
+async def run(args: argparse.Namespace) -> int:
+    out = Output(sys.stdout, args.json, getattr(args, "out", Path(".")))
+    try:
+        async with await A2AClient.connect(args.url, options_of(args)) as client:
+            return await _verb(client, args, out)
+    except A2AError as exc:
+        print(f"a2a-grpc: {type(exc).__name__}: {exc.message}", file=sys.stderr)
+        for v in exc.violations:
+            print(f"  {v.field}: {v.description}", file=sys.stderr)
+        return 4
+
+
+async def _verb(client: A2AClient, args: argparse.Namespace, out: Output) -> int:
+    verb = args.command
+    if verb == "card":
+        out.card(client.card, client.interface)
+        return 0
+    if verb in ("send", "stream"):
+        req = client.text_request(args.text, task_id=args.task, context_id=args.context,
+                                  parts=_attachments(args.file, args.data),
+                                  return_immediately=getattr(args, "no_wait", False))
+        if verb == "send":
+            resp = await client.send_message(req)
+            if resp.HasField("message"):
+                out.message(resp.message)
+                return 0
+            out.task(resp.task)
+            return EXIT.get(resp.task.status.state, 0)
+        return await out.follow(client.send_streaming_message(req))
+    if verb == "subscribe":
+        return await out.follow(client.subscribe_to_task(pb.SubscribeToTaskRequest(
+            id=args.task_id)))
+    if verb == "get":
+        task = await client.get_task(pb.GetTaskRequest(id=args.task_id))
+        out.task(task)
+        return EXIT.get(task.status.state, 0)
+    if verb == "cancel":
+        task = await client.cancel_task(pb.CancelTaskRequest(id=args.task_id))
+        out.task(task)
+        return 0
+    if verb == "list":
+        query = pb.ListTasksRequest(context_id=args.context, page_token=args.page_token)
+        if args.status:
+            query.status = _state(args.status)
+        if args.page_size is not None:
+            query.page_size = args.page_size
+        if args.artifacts:
+            query.include_artifacts = True
+        out.listing(await client.list_tasks(query))
+        return 0
+    return await _push(client, args, out)
+
+
+async def _push(client: A2AClient, args: argparse.Namespace, out: Output) -> int:
+    sub = args.push_command
+    if sub == "set":
+        config = pb.TaskPushNotificationConfig(task_id=args.task_id, id=args.id, url=args.hook,
+                                               token=args.token)
+        if args.auth_scheme:
+            config.authentication.scheme = args.auth_scheme
+            config.authentication.credentials = args.auth_credentials
+        out.config(await client.create_task_push_notification_config(config))
+    elif sub == "get":
+        out.config(await client.get_task_push_notification_config(
+            pb.GetTaskPushNotificationConfigRequest(task_id=args.task_id, id=args.config_id)))
+    elif sub == "list":
+        listed = await client.list_task_push_notification_configs(
+            pb.ListTaskPushNotificationConfigsRequest(task_id=args.task_id))
+        for config in listed.configs:
+            out.config(config)
+    else:
+        await client.delete_task_push_notification_config(
+            pb.DeleteTaskPushNotificationConfigRequest(task_id=args.task_id,
+                                                       id=args.config_id))
+        out.line(f"deleted config {args.config_id} of task {args.task_id}",
+                 {"deleted": args.config_id})
+    return 0
+
+
+def _state(name: str) -> pb.TaskState:
+    try:
+        return pb.TaskState.Value("TASK_STATE_" + name.upper())  # type: ignore[return-value]
+    except ValueError:
+        names = [pb.TaskState.Name(v).removeprefix("TASK_STATE_").lower()
+                 for v in pb.TaskState.values() if v]
+        raise SystemExit(f"a2a-grpc: --status {name!r}: use one of {', '.join(names)}") from None
+
+
+def _attachments(files: list[Path], data: str | None) -> list[pb.Part]:
+    parts = []
+    for path in files:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise SystemExit(f"a2a-grpc: cannot read {path}: {exc.strerror}") from None
+        media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        parts.append(pb.Part(raw=raw, filename=path.name, media_type=media))
+    if data is not None:
+        try:
+            value = json.loads(data)
+        except ValueError as exc:
+            raise SystemExit(f"a2a-grpc: --data is not JSON: {exc}") from None
+        part = pb.Part(media_type="application/json")
+        json_format.ParseDict(value, part.data)
+        parts.append(part)
+    return parts
+
+
+def _text(msg: pb.Message) -> str:
+    return " ".join(p.text for p in msg.parts if p.WhichOneof("content") == "text")
+
+
+class Output:
+    def __init__(self, stream: TextIO, as_json: bool, out_dir: Path) -> None:
+        self.stream = stream
+        self.as_json = as_json
+        self.out_dir = out_dir
+        self.live = stream.isatty() and not as_json
+
+    def json(self, msg: Message) -> None:
+        print(json.dumps(json_format.MessageToDict(msg), ensure_ascii=False), file=self.stream)
+
+    def line(self, human: str, data: Any = None) -> None:
+        if self.as_json:
+            print(json.dumps(data), file=self.stream)
+        else:
+            print(human, file=self.stream)
+
+    def card(self, card: pb.AgentCard, chosen: pb.AgentInterface) -> None:
+        if self.as_json:
+            return self.json(card)
+        caps = card.capabilities
+        print(f"{card.name} {card.version}: {card.description}", file=self.stream)
+        for i in card.supported_interfaces:
+            mark = "*" if i == chosen else " "
+            print(f" {mark} {i.protocol_binding:<9} {i.url} (A2A {i.protocol_version})",
+                  file=self.stream)
+        flags = [name for name, on in (("streaming", caps.streaming),
+                                       ("push", caps.push_notifications),
+                                       ("extended card", caps.extended_agent_card)) if on]
+        print(f"   capabilities: {', '.join(flags) or 'none'}", file=self.stream)
+        for skill in card.skills:
+            print(f"   skill {skill.id}: {skill.description}", file=self.stream)
+        return None
+
+    def message(self, msg: pb.Message) -> None:
+        if self.as_json:
+            return self.json(msg)
+        print(f"agent: {_text(msg)}", file=self.stream)
+        return None
+
+    def task(self, task: pb.Task) -> None:
+        if self.as_json:
+            return self.json(task)
+        print(f"task {task.id} (context {task.context_id}): "
+              f"{states.name(task.status.state)}", file=self.stream)
+        if task.status.HasField("message") and _text(task.status.message):
+            print(f"  agent: {_text(task.status.message)}", file=self.stream)
+        for art in task.artifacts:
+            self.artifact(art)
+        return None
+
+    def artifact(self, art: pb.Artifact) -> None:
+        label = art.name or art.artifact_id
+        for part in art.parts:
+            kind = part.WhichOneof("content")
+            if kind == "text":
+                print(f"  [{label}] {part.text}", file=self.stream)
+            elif kind == "raw":
+                path = self.save(part)
+                print(f"  [{label}] saved {path} ({len(part.raw)} bytes)", file=self.stream)
+            elif kind == "url":
+                print(f"  [{label}] {part.url}", file=self.stream)
+            elif kind == "data":
+                value = json_format.MessageToDict(part.data)
+                print(f"  [{label}] " + json.dumps(value, indent=2).replace("\n", "\n    "),
+                      file=self.stream)
+
+    def save(self, part: pb.Part) -> Path:
+        name = Path(part.filename).name if part.filename else "artifact.bin"
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        path = self.out_dir / name
+        path.write_bytes(part.raw)
+        return path
+
+    def listing(self, listed: pb.ListTasksResponse) -> None:
+        if self.as_json:
+            return self.json(listed)
+        for task in listed.tasks:
+            stamp = task.status.timestamp.ToJsonString() if task.status.HasField(
+                "timestamp") else ""
+            print(f"{task.id}  {states.name(task.status.state):<15} {stamp}  "
+                  f"context {task.context_id}", file=self.stream)
+        more = f"; next page: --page-token {listed.next_page_token}" if \
+            listed.next_page_token else ""
+        print(f"{len(listed.tasks)} of {listed.total_size} tasks{more}", file=self.stream)
+        return None
+
+    def config(self, config: pb.TaskPushNotificationConfig) -> None:
+        if self.as_json:
+            return self.json(config)
+        print(f"config {config.id} of task {config.task_id}: {config.url}", file=self.stream)
+        return None
+
+    async def follow(self, events: Any) -> int:
+        """Print a stream; the exit status comes from where the task ended."""
+        task: pb.Task | None = None
+        chunks, started, state = 0, time.monotonic(), ""
+        async for event in events:
+            kind = event.WhichOneof("payload")
+            if self.as_json:
+                self.json(event)
+            if kind == "message":
+                if not self.as_json:
+                    self.message(event.message)
+                return 0
+            if kind == "task":
+                task = event.task
+            elif task is not None:
+                try:
+                    lifecycle.apply(task, event)
+                except A2AError:
+                    pass  # display only: the server is the judge of the lifecycle
+            if kind == "artifact_update":
+                chunks += 1
+            state = states.name(task.status.state) if task is not None else state
+            if self.as_json:
+                continue
+            if self.live:
+                print(f"\r{state} · {chunks} chunks · {time.monotonic() - started:.1f} s   ",
+                      end="", file=self.stream, flush=True)
+            else:
+                self._event_line(event)
+        if self.live:
+            print(file=self.stream)
+        if task is None:
+            return 4
+        if not self.as_json:
+            self.task(task)
+        return EXIT.get(task.status.state, 0)
+
+    def _event_line(self, event: pb.StreamResponse) -> None:
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            print(f"task {event.task.id}: {states.name(event.task.status.state)}",
+                  file=self.stream)
+        elif kind == "status_update":
+            st = event.status_update.status
+            text = f": {_text(st.message)}" if st.HasField("message") else ""
+            print(f"status {states.name(st.state)}{text}", file=self.stream)
+        elif kind == "artifact_update":
+            art = event.artifact_update.artifact
+            texts = " ".join(p.text for p in art.parts if p.WhichOneof("content") == "text")
+            print(f"artifact {art.name or art.artifact_id}: {texts}", file=self.stream)
+
+
+def main_for(args: argparse.Namespace) -> int:
+    return asyncio.run(run(args))
+
+
