@@ -19,7 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / ".interop"
-SDK_SPEC = "a2a-sdk[grpc]==1.3.0"
+# The official SDK with its gRPC client and its HTTP server (for the reference server peer).
+SDK_PACKAGES = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
+SDK_SPEC = " ".join(SDK_PACKAGES)
 
 
 def _unavailable(what: str, detail: str) -> None:
@@ -39,7 +41,7 @@ def sdk_python() -> Path:
         return python
     print(f"\ninstalling {SDK_SPEC} into {home} (first run only)...", file=sys.stderr)
     venv.create(home, with_pip=True, clear=True)
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", SDK_SPEC],
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *SDK_PACKAGES],
                           capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
         _unavailable(SDK_SPEC, done.stderr[-2000:])
