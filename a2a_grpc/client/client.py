@@ -37,7 +37,7 @@ from ..context import CURRENT_VERSION
 from ..core import states
 from ..core.errors import UnavailableError
 from ..handler import RESUMABLE_STREAMS
-from ..streams import LAST_EVENT_ID
+from ..streams import LAST_EVENT_ID, EventStream
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
 
@@ -212,7 +212,8 @@ class A2AClient:
         while True:
             try:
                 result = await asyncio.wait_for(
-                    self.transport.call(rpc, req, self._headers(rpc)), self.options.timeout)
+                    self.transport.call(rpc, req, self._headers(rpc), retry=attempt > 0),
+                    self.options.timeout)
                 assert isinstance(result, out)
                 return result
             except (UnavailableError, TimeoutError) as exc:
@@ -226,11 +227,14 @@ class A2AClient:
                 log.info("%s failed (%s); retry %d in %.2f s", rpc, exc, attempt, delay)
                 await asyncio.sleep(delay)
 
-    async def _open(self, rpc: str, req: Message, extra: Mapping[str, str] | None = None):  # type: ignore[no-untyped-def]
+    async def _open(self, rpc: str, req: Message, extra: Mapping[str, str] | None = None,
+                    retry: bool = False) -> EventStream:
         attempt = 0
         while True:
             try:
-                return await self.transport.stream(rpc, req, self._headers(rpc, extra))
+                return await asyncio.wait_for(self.transport.stream(
+                    rpc, req, self._headers(rpc, extra), retry=attempt > 0 or retry),
+                    self.options.timeout)
             except UnavailableError:
                 attempt += 1
                 if attempt > self.options.retries:
@@ -244,41 +248,42 @@ class A2AClient:
         stream = await self._open(rpc, req)
         task_id, last_seq, resumes = "", None, 0
         skip_snapshot = False
-        while True:
-            try:
-                async for event in stream:
-                    if skip_snapshot:  # a resumed stream opens with the Task: seen already
-                        skip_snapshot = False
-                        if event.HasField("task"):
-                            continue
-                    if stream.seq is not None:
-                        last_seq = stream.seq
-                    task_id = task_id or _task_id(event)
-                    yield event
-                    if _final(event):
+        try:
+            while True:
+                try:
+                    async for event in stream:
+                        if skip_snapshot:  # a resumed stream opens with the Task: seen already
+                            skip_snapshot = False
+                            if event.HasField("task"):
+                                continue
+                        if stream.seq is not None:
+                            last_seq = stream.seq
+                        task_id = task_id or _task_id(event)
+                        yield event
+                        if _final(event):
+                            return
+                    if not task_id:
                         return
-                if not task_id:
-                    return
-                raise AgentUnreachableError("the stream ended before the task settled")
-            except UnavailableError:
-                if not (resumable and task_id and last_seq is not None) or \
-                        resumes >= self.options.retries:
-                    raise
+                    raise AgentUnreachableError("the stream ended before the task settled")
+                except UnavailableError:
+                    if not (resumable and task_id and last_seq is not None) or \
+                            resumes >= self.options.retries:
+                        raise
                 resumes += 1
-                log.info("stream of task %s dropped after event %d; resuming", task_id, last_seq)
+                log.info("stream of task %s dropped after event %d; resuming", task_id,
+                         last_seq)
+                await stream.aclose()
                 await asyncio.sleep(self.options.backoff * 2 ** (resumes - 1))
                 sub = self._scoped(pb.SubscribeToTaskRequest(id=task_id))
-                if isinstance(req, pb.SubscribeToTaskRequest):
+                if isinstance(req, pb.SubscribeToTaskRequest | pb.SendMessageRequest) and \
+                        req.tenant:
                     sub.tenant = req.tenant
-                elif isinstance(req, pb.SendMessageRequest):
-                    sub.tenant = req.tenant or sub.tenant
                 stream = await self._open("SubscribeToTask", sub,
                                           {LAST_EVENT_ID: str(last_seq),
-                                           "Last-Event-ID": str(last_seq)})
+                                           "Last-Event-ID": str(last_seq)}, retry=True)
                 skip_snapshot = True
-            finally:
-                if stream is not None:
-                    await stream.aclose()
+        finally:
+            await stream.aclose()
 
 
 def _task_id(event: pb.StreamResponse) -> str:

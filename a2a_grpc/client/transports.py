@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from typing import Any, Protocol
 
 import aiohttp
@@ -25,7 +25,7 @@ from generated.a2a_pb2_grpc import A2AServiceStub
 
 from ..core.errors import A2AError, UnavailableError
 from ..methods import METHODS
-from ..streams import FIRST_EVENT_ID, EventStream, Numbered
+from ..streams import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
 from ..upstream import error_of_call
 from .errors import AgentUnreachableError, BadResponseError, from_details, from_jsonrpc
 
@@ -37,9 +37,13 @@ DROPPED = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, Connection
 class Transport(Protocol):
     binding: str
 
-    async def call(self, rpc: str, req: Message, headers: Headers) -> Message: ...
+    async def call(self, rpc: str, req: Message, headers: Headers,
+                   retry: bool = False) -> Message:
+        """`retry`: this is a retry after a connection failure (gRPC then waits for
+        the channel to reconnect instead of failing at once)."""
 
-    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream: ...
+    async def stream(self, rpc: str, req: Message, headers: Headers,
+                     retry: bool = False) -> EventStream: ...
 
     async def close(self) -> None: ...
 
@@ -122,11 +126,13 @@ class JsonRpcTransport:
             raise from_jsonrpc(body["error"])
         return body.get("result")
 
-    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+    async def call(self, rpc: str, req: Message, headers: Headers,
+                   retry: bool = False) -> Message:
         resp, _ = await self._post(rpc, req, headers, "application/json")
         return _parse(await self._answer(resp), METHODS[rpc].response)
 
-    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
+    async def stream(self, rpc: str, req: Message, headers: Headers,
+                     retry: bool = False) -> EventStream:
         resp, _ = await self._post(rpc, req, headers, "text/event-stream")
         if resp.content_type != "text/event-stream":  # refused before the first event
             await self._answer(resp)
@@ -191,7 +197,8 @@ class RestTransport:
         raise from_details(str(err.get("message", "")), err.get("details", []),
                            "UNAVAILABLE" if resp.status == 503 else "")
 
-    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+    async def call(self, rpc: str, req: Message, headers: Headers,
+                   retry: bool = False) -> Message:
         resp = await self._send(rpc, req, headers, "application/json")
         if resp.status != 200:
             await self._raise(resp)
@@ -205,7 +212,8 @@ class RestTransport:
             resp.release()
         return _parse(body, METHODS[rpc].response)
 
-    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
+    async def stream(self, rpc: str, req: Message, headers: Headers,
+                     retry: bool = False) -> EventStream:
         resp = await self._send(rpc, req, headers, "text/event-stream")
         if resp.status != 200:
             await self._raise(resp)
@@ -230,7 +238,10 @@ class GrpcTransport:
 
     def __init__(self, target: str) -> None:
         self.target = target
-        self.channel = grpc.aio.insecure_channel(target)
+        # Reconnect quickly after a drop (gRPC's default first backoff is 1 s).
+        self.channel = grpc.aio.insecure_channel(target, options=[
+            ("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", 5000)])
         self._stub = A2AServiceStub(self.channel)
 
     async def close(self) -> None:
@@ -246,26 +257,34 @@ class GrpcTransport:
             return AgentUnreachableError(error.message)
         return error
 
-    async def call(self, rpc: str, req: Message, headers: Headers) -> Message:
+    async def call(self, rpc: str, req: Message, headers: Headers,
+                   retry: bool = False) -> Message:
         try:
-            result: Message = await getattr(self._stub, rpc)(req,
-                                                            metadata=self._metadata(headers))
+            result: Message = await getattr(self._stub, rpc)(
+                req, metadata=self._metadata(headers), wait_for_ready=retry)
             return result
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
 
-    async def stream(self, rpc: str, req: Message, headers: Headers) -> EventStream:
-        call = getattr(self._stub, rpc)(req, metadata=self._metadata(headers))
+    async def stream(self, rpc: str, req: Message, headers: Headers,
+                     retry: bool = False) -> EventStream:
+        call = getattr(self._stub, rpc)(req, metadata=self._metadata(headers),
+                                        wait_for_ready=retry)
         try:
             first = await call.read()
             first_id = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_ID)
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
-        return EventStream(self._events(call, first, first_id))
+        numbers: Iterator[int | None] = itertools.repeat(None)
+        resume = {k.lower(): v for k, v in headers.items()}.get(LAST_EVENT_ID, "")
+        if first_id:
+            numbers = itertools.count(int(first_id))
+        elif resume.isdigit():  # a resumed stream: the snapshot, then last + 1, ...
+            numbers = itertools.chain([None], itertools.count(int(resume) + 1))
+        return EventStream(self._events(call, first, numbers))
 
     async def _events(self, call: Any, first: Any,
-                      first_id: str | None) -> AsyncGenerator[Numbered, None]:
-        numbers = itertools.count(int(first_id)) if first_id else itertools.repeat(None)
+                      numbers: Iterator[int | None]) -> AsyncGenerator[Numbered, None]:
         try:
             event = first
             while event is not grpc.aio.EOF:

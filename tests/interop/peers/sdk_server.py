@@ -9,6 +9,7 @@ The agent echoes text as a task: working, one artifact `echo: T`, completed;
 import sys
 
 import uvicorn
+from a2a.helpers import new_task
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -18,7 +19,6 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.helpers import new_task
 from a2a.types import a2a_pb2 as pb
 from starlette.applications import Starlette
 
