@@ -1,0 +1,169 @@
+"""The client verbs of `a2a-grpc` as a person and a script use them: real
+processes against a real server, in --json mode, plain mode and on a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pty
+import sys
+from pathlib import Path
+
+import pytest
+
+from a2a_grpc.agent import RequestContext, TaskEvents
+from bridge import CARD, Interface, with_interfaces
+from generated import a2a_pb2 as pb
+from tests.conftest import Stack, StackFactory
+from tests.fakes import ScriptedAgent
+from tests.processes import ROOT
+
+
+async def expose(s: Stack) -> str:
+    base = str(s.http.make_url("")).rstrip("/")
+    card = with_interfaces(s.handler.card, [
+        Interface("GRPC", f"grpc://127.0.0.1:{s.grpc_server.port}"),
+        Interface("JSONRPC", base + "/"), Interface("HTTP+JSON", base)])
+    s.handler.card = card
+    s.http.app[CARD].update(card)
+    return base
+
+
+async def cli(*args: str, cwd: Path = ROOT) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2a_grpc", *args, cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.fixture
+async def url(stack: StackFactory) -> str:
+    return await expose(await stack())
+
+
+async def test_card(url: str) -> None:
+    code, out, _ = await cli("card", url)
+    assert code == 0
+    assert out.startswith("a2a-grpc demo agent")
+    assert " * GRPC" in out and "JSONRPC" in out and "capabilities: streaming, push" in out
+    code, out, _ = await cli("card", url, "--json")
+    card = json.loads(out)
+    assert [i["protocolBinding"] for i in card["supportedInterfaces"]] == [
+        "GRPC", "JSONRPC", "HTTP+JSON"]
+
+
+@pytest.mark.parametrize("binding", ["grpc", "jsonrpc", "rest"])
+async def test_send_and_exit_statuses(url: str, binding: str) -> None:
+    code, out, _ = await cli("send", url, "hello", "--binding", binding)
+    assert code == 0 and ": completed" in out and "[echo] echo: hello" in out
+    code, out, _ = await cli("send", url, "ask", "--binding", binding)
+    assert code == 3 and "input_required" in out and "What is your answer?" in out
+    task_id = out.split()[1]
+    code, out, _ = await cli("send", url, "42", "--task", task_id, "--binding", binding)
+    assert code == 0 and "answer: 42" in out
+    code, out, _ = await cli("send", url, "reply hi", "--binding", binding)
+    assert (code, out) == (0, "agent: hi\n")
+    code, _, err = await cli("get", url, "nope", "--binding", binding)
+    assert code == 4 and "TaskNotFoundError" in err
+
+
+async def test_json_mode_is_one_object_per_line(url: str) -> None:
+    code, out, _ = await cli("stream", url, "stream 3", "--json")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(lines) == 6
+    assert lines[0]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    assert [x["artifactUpdate"]["artifact"]["parts"][0]["text"] for x in lines[2:5]] == [
+        "chunk 1/3", "chunk 2/3", "chunk 3/3"]
+    code, out, _ = await cli("list", url, "--status", "completed", "--json")
+    assert json.loads(out)["totalSize"] == 1
+    code, _, err = await cli("list", url, "--status", "running")
+    assert code != 0 and "use one of" in err
+
+
+async def test_plain_stream_output(url: str) -> None:
+    code, out, _ = await cli("stream", url, "stream 2")
+    assert code == 0
+    assert out.splitlines()[:5] == [out.splitlines()[0], "status working",
+                                    "artifact chunks: chunk 1/2", "artifact chunks: chunk 2/2",
+                                    "status completed"]
+    assert out.splitlines()[0].endswith(": submitted")
+
+
+async def test_a_terminal_gets_a_live_progress_line(url: str) -> None:
+    main, child = pty.openpty()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2a_grpc", "stream", url, "stream 4", cwd=ROOT,
+        stdout=child, stderr=child)
+    os.close(child)
+    code = await asyncio.wait_for(proc.wait(), 60)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(main)
+    screen = b"".join(chunks).decode()
+    assert code == 0
+    assert "\rworking · 4 chunks" in screen or "\rcompleted · 4 chunks" in screen
+    assert "(context" in screen and "[chunks] chunk 4/4" in screen
+
+
+async def test_cancel_subscribe_and_push(url: str) -> None:
+    code, out, _ = await cli("send", url, "slow 30", "--no-wait", "--json")
+    task_id = json.loads(out)["id"]
+    watching = asyncio.ensure_future(cli("subscribe", url, task_id, "--json"))
+    await asyncio.sleep(1.0)
+    code, out, _ = await cli("push", "set", url, task_id, "https://hooks.example.com/x",
+                             "--id", "h1", "--token", "t")
+    assert code == 0 and out.startswith(f"config h1 of task {task_id}")
+    code, out, _ = await cli("push", "list", url, task_id, "--json")
+    assert json.loads(out)["url"] == "https://hooks.example.com/x"
+    code, out, _ = await cli("push", "delete", url, task_id, "h1")
+    assert code == 0
+    code, out, _ = await cli("cancel", url, task_id)
+    assert code == 0 and ": canceled" in out
+    code, out, _ = await watching
+    assert code == 1  # the subscription ended with the task: canceled
+    assert json.loads(out.splitlines()[-1])["statusUpdate"]["status"]["state"] == \
+        "TASK_STATE_CANCELED"
+
+
+async def test_files_data_and_failures_render(stack: StackFactory, tmp_path: Path) -> None:
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        got = [p.filename or p.WhichOneof("content") for p in ctx.message.parts]
+        if ctx.text == "fail":
+            await ev.fail("it broke")
+            return
+        await ev.artifact([pb.Part(raw=b"\x89PNG...", filename="chart.png",
+                                   media_type="image/png")], name="chart")
+        data = pb.Part()
+        data.data.struct_value.update({"received": got})
+        await ev.artifact([data], name="summary")
+        await ev.complete()
+
+    url = await expose(await stack(ScriptedAgent(script)))
+    note = tmp_path / "note.txt"
+    note.write_text("hi")
+    code, out, _ = await cli("send", url, "look", "--file", str(note), "--data", '{"k": 1}',
+                             "--out", str(tmp_path / "got"))
+    assert code == 0
+    assert (tmp_path / "got" / "chart.png").read_bytes() == b"\x89PNG..."
+    assert "saved" in out and '"received"' in out and "note.txt" in out
+    code, out, _ = await cli("send", url, "fail")
+    assert code == 1 and "failed" in out and "it broke" in out
+
+
+async def test_usage_and_connection_errors(tmp_path: Path) -> None:
+    code, _, err = await cli("send", "http://127.0.0.1:9")
+    assert code == 2 and "text" in err
+    code, _, err = await cli("card", "http://127.0.0.1:9")
+    assert code == 4 and "cannot reach" in err
+    code, _, err = await cli("send", "http://127.0.0.1:9", "x", "--header", "nocolon")
+    assert code != 0 and "NAME:VALUE" in err
