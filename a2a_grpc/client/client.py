@@ -201,7 +201,7 @@ class A2AClient:
 
     def _scoped(self, req: M) -> M:
         tenant = self.options.tenant if self.options.tenant is not None else self.interface.tenant
-        target: Any = req  # every request message has a `tenant` field but the push config
+        target: Any = req  # every request message here has a `tenant` field
         if tenant and "tenant" in req.DESCRIPTOR.fields_by_name and not target.tenant:
             target.tenant = tenant
         return req
