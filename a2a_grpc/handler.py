@@ -363,7 +363,7 @@ class RequestHandler:
                 if event.seq < first_seq:
                     continue
                 yield event.seq, event.payload
-                if _ends_stream(event.payload):
+                if lifecycle.ends_stream(event.payload):
                     return
 
     # -- tasks --
@@ -468,7 +468,7 @@ class RequestHandler:
                 if event.seq <= tail.seq:
                     continue  # already part of the snapshot
                 yield event.seq, event.payload
-                if _ends_stream(event.payload):
+                if lifecycle.ends_stream(event.payload):
                     return
 
     # -- push notification configs (delivery is the push notifier's job) --
@@ -588,16 +588,6 @@ def _last_event_id(ctx: CallContext) -> int | None:
             violations=[FieldViolation("Last-Event-ID", "a sequence number from an SSE id:")],
         ) from None
     return value
-
-
-def _ends_stream(event: StreamResponse) -> bool:
-    """§3.1.2: a stream ends after a Message, or a final or interrupted status."""
-    kind = event.WhichOneof("payload")
-    if kind == "message":
-        return True
-    if kind == "status_update":
-        return event.status_update.status.state in states.SETTLED
-    return kind == "task" and event.task.status.state in states.TERMINAL
 
 
 def _offset_token(offset: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -48,14 +48,30 @@ def error_of_call(err: grpc.aio.AioRpcError, target: str) -> A2AError:
     return InternalError()
 
 
-def _numbers(seqs: list[int | None] | None) -> Iterator[int | None]:
-    """None forever without numbers; else the given ones, then counting up."""
-    if seqs is None:
-        yield from itertools.repeat(None)
-        return
-    yield from seqs[:-1]
-    last = seqs[-1]
-    yield from itertools.count(last) if last is not None else itertools.repeat(None)
+def grpc_numbers(first_id: str | None, resume: str | None) -> Iterator[int | None] | None:
+    """Sequence numbers of a gRPC stream's events (see streams.FIRST_EVENT_ID): counting
+    from the first event's, or, on a resume, the snapshot (none) then the client's last
+    id + 1; None when the server tells neither."""
+    if first_id and first_id.strip().isdigit():
+        return itertools.count(int(first_id))
+    if resume and resume.strip().isdigit():
+        return itertools.chain([None], itertools.count(int(resume) + 1))
+    return None
+
+
+async def read_events(call: Any, first: Any, numbers: Iterator[int | None],
+                      to_error: Callable[[grpc.aio.AioRpcError], A2AError],
+                      ) -> AsyncGenerator[Numbered, None]:
+    """The events of a server-streaming call whose first event was already read."""
+    try:
+        event = first
+        while event is not grpc.aio.EOF:
+            yield next(numbers), event
+            event = await call.read()
+    except grpc.aio.AioRpcError as err:
+        raise to_error(err) from None
+    finally:
+        call.cancel()
 
 
 class UpstreamService:
@@ -93,30 +109,11 @@ class UpstreamService:
             headers = dict(await call.initial_metadata() or ())
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
-        # Sequence numbers, when the upstream tells them (see streams.FIRST_EVENT_ID);
-        # on a resume the opening snapshot has none and the rest follow the client's id.
-        resume = dict(metadata).get(LAST_EVENT_ID)
-        if FIRST_EVENT_ID in headers:
-            seqs: list[int | None] | None = [int(headers[FIRST_EVENT_ID])]
-        elif resume is not None and resume.strip().isdigit():
-            seqs = [None, int(resume) + 1]
-        else:
-            seqs = None
-        return EventStream(self._rest(call, first, seqs), numbered=seqs is not None)
-
-    async def _rest(
-        self, call: Any, first: Any, seqs: list[int | None] | None
-    ) -> AsyncGenerator[Numbered, None]:
-        numbers = _numbers(seqs)
-        try:
-            event = first
-            while event is not grpc.aio.EOF:
-                yield next(numbers), event
-                event = await call.read()
-        except grpc.aio.AioRpcError as err:
-            raise error_of_call(err, self.target) from None
-        finally:
-            call.cancel()
+        numbers = grpc_numbers(headers.get(FIRST_EVENT_ID), dict(metadata).get(LAST_EVENT_ID))
+        return EventStream(
+            read_events(call, first, numbers or itertools.repeat(None),
+                        lambda err: error_of_call(err, self.target)),
+            numbered=numbers is not None)
 
     async def send_message(
         self, req: pb.SendMessageRequest, ctx: CallContext

@@ -34,7 +34,7 @@ from google.protobuf.message import Message
 from generated import a2a_pb2 as pb
 
 from ..context import CURRENT_VERSION
-from ..core import states
+from ..core import lifecycle
 from ..core.errors import UnavailableError
 from ..handler import RESUMABLE_STREAMS
 from ..streams import LAST_EVENT_ID, EventStream
@@ -260,7 +260,7 @@ class A2AClient:
                             last_seq = stream.seq
                         task_id = task_id or _task_id(event)
                         yield event
-                        if _final(event):
+                        if lifecycle.ends_stream(event):
                             return
                     if not task_id:
                         return
@@ -295,15 +295,6 @@ def _task_id(event: pb.StreamResponse) -> str:
     if kind == "artifact_update":
         return event.artifact_update.task_id
     return ""
-
-
-def _final(event: pb.StreamResponse) -> bool:
-    kind = event.WhichOneof("payload")
-    if kind == "message":
-        return True
-    if kind == "status_update":
-        return event.status_update.status.state in states.SETTLED
-    return kind == "task" and event.task.status.state in states.TERMINAL
 
 
 def _api_key_header(card: pb.AgentCard) -> str:

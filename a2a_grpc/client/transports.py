@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Protocol
 
 import aiohttp
@@ -26,7 +26,7 @@ from generated.a2a_pb2_grpc import A2AServiceStub
 from ..core.errors import A2AError, UnavailableError
 from ..methods import METHODS
 from ..streams import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
-from ..upstream import error_of_call
+from ..upstream import error_of_call, grpc_numbers, read_events
 from .errors import AgentUnreachableError, BadResponseError, from_details, from_jsonrpc
 
 Headers = Mapping[str, str]
@@ -275,25 +275,9 @@ class GrpcTransport:
             first_id = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_ID)
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
-        numbers: Iterator[int | None] = itertools.repeat(None)
-        resume = {k.lower(): v for k, v in headers.items()}.get(LAST_EVENT_ID, "")
-        if first_id:
-            numbers = itertools.count(int(first_id))
-        elif resume.isdigit():  # a resumed stream: the snapshot, then last + 1, ...
-            numbers = itertools.chain([None], itertools.count(int(resume) + 1))
-        return EventStream(self._events(call, first, numbers))
-
-    async def _events(self, call: Any, first: Any,
-                      numbers: Iterator[int | None]) -> AsyncGenerator[Numbered, None]:
-        try:
-            event = first
-            while event is not grpc.aio.EOF:
-                yield next(numbers), event
-                event = await call.read()
-        except grpc.aio.AioRpcError as err:
-            raise self._error(err) from None
-        finally:
-            call.cancel()
+        resume = {k.lower(): v for k, v in headers.items()}.get(LAST_EVENT_ID)
+        numbers = grpc_numbers(first_id, resume) or itertools.repeat(None)
+        return EventStream(read_events(call, first, numbers, self._error))
 
 
 def _seq(ev_id: str | None) -> int | None:

@@ -103,6 +103,16 @@ def check_follow_up(task: Task, message: Message) -> None:
         )
 
 
+def ends_stream(event: StreamResponse) -> bool:
+    """§3.1.2: a stream ends after a Message, or a final or interrupted status."""
+    kind = event.WhichOneof("payload")
+    if kind == "message":
+        return True
+    if kind == "status_update":
+        return event.status_update.status.state in states.SETTLED
+    return kind == "task" and event.task.status.state in states.TERMINAL
+
+
 def trim_history(task: Task, history_length: int | None) -> Task:
     """Keep the last `history_length` messages (None keeps all). In place."""
     if history_length is None:
