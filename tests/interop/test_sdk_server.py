@@ -1,5 +1,6 @@
 """Our client and CLI against a server we did not write: the official a2a-sdk's
-reference server (its own virtualenv, a subprocess), over the bindings it offers."""
+reference server (its own virtualenv, a subprocess), over all three bindings it
+offers (JSON-RPC and REST on Starlette, gRPC through the SDK's GrpcHandler)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ pytestmark = pytest.mark.interop
 async def sdk_server(sdk_python: Path) -> AsyncIterator[str]:
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        str(sdk_python), str(PEERS / "sdk_server.py"), str(port),
+        str(sdk_python), str(PEERS / "sdk_server.py"), str(port), str(free_port()),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -52,7 +53,7 @@ async def sdk_server(sdk_python: Path) -> AsyncIterator[str]:
         await asyncio.wait_for(proc.wait(), 20)
 
 
-@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
 async def test_our_client_against_the_sdk_server(sdk_server: str, binding: str) -> None:
     async with await A2AClient.connect(sdk_server, ClientOptions(prefer=[binding])) as c:
         assert c.card.name == "SDK reference agent"
@@ -77,7 +78,7 @@ async def test_our_client_against_the_sdk_server(sdk_server: str, binding: str) 
                 pass
 
 
-@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest", "grpc"])
 async def test_our_cli_against_the_sdk_server(sdk_server: str, binding: str) -> None:
     async def cli(*args: str) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(

@@ -1,11 +1,12 @@
 """Run by the official a2a-sdk's own virtualenv: a reference A2A server built
 with the SDK (JSON-RPC at /, REST at the root, card at the well-known path).
 
-Usage: python sdk_server.py PORT
+Usage: python sdk_server.py PORT [GRPC_PORT]   (with GRPC_PORT, gRPC too, via GrpcHandler)
 The agent echoes text as a task: working, one artifact `echo: T`, completed;
 `stream N` sends N chunks.
 """
 
+import asyncio
 import sys
 
 import uvicorn
@@ -46,6 +47,7 @@ class Echo(AgentExecutor):
 
 
 port = int(sys.argv[1])
+grpc_port = int(sys.argv[2]) if len(sys.argv) > 2 else None
 base = f"http://127.0.0.1:{port}"
 card = pb.AgentCard(
     name="SDK reference agent", description="echoes", version="1.0",
@@ -57,7 +59,30 @@ card = pb.AgentCard(
     ],
     skills=[pb.AgentSkill(id="echo", name="Echo", description="echoes", tags=["demo"])],
 )
+if grpc_port is not None:
+    card.supported_interfaces.append(pb.AgentInterface(
+        url=f"grpc://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
 handler = DefaultRequestHandler(Echo(), InMemoryTaskStore(), card)
 routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/"),
           *create_rest_routes(handler)]
-uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning")
+app = Starlette(routes=routes)
+
+
+async def main() -> None:
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    if grpc_port is None:
+        await uvicorn.Server(config).serve()
+        return
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    await server.start()
+    await uvicorn.Server(config).serve()
+    await server.stop(0)
+
+
+asyncio.run(main())
