@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint proto install clean bench
+.PHONY: run test lint proto install clean bench bench-wire
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -16,6 +16,10 @@ test: $(STAMP)
 # Measurements, not tests: see benchmarks/. ARGS="--tasks 10000" for a quick run.
 bench: $(STAMP)
 	$(PY) -m benchmarks.stores $(ARGS)
+
+# Side by side with the official SDK (needs .interop/sdk-venv: `make test` makes it).
+bench-wire: $(STAMP)
+	$(PY) -m benchmarks.wire $(ARGS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks
