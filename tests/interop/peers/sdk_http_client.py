@@ -8,39 +8,10 @@ every operation and prints one JSON object with what it saw.
 import asyncio
 import json
 import sys
-import uuid
 
 from a2a.client import ClientConfig, ClientFactory
 from a2a.types import a2a_pb2 as pb
-
-
-def msg(text, task_id=""):
-    return pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
-                      parts=[pb.Part(text=text)], task_id=task_id)
-
-
-def state(task):
-    return pb.TaskState.Name(task.status.state)
-
-
-def kinds(events):
-    out = []
-    for e in events:
-        k = e.WhichOneof("payload")
-        if k == "status_update":
-            k = pb.TaskState.Name(e.status_update.status.state)
-        elif k == "task":
-            k = "task:" + state(e.task)
-        out.append(k)
-    return out
-
-
-async def error_of(coro):
-    try:
-        await coro
-    except Exception as exc:  # the SDK's typed error class is the point
-        return type(exc).__name__
-    return None
+from sdk_common import error_of, kinds, msg, state
 
 
 async def main(base, binding):
