@@ -17,7 +17,6 @@ an illegal move (say, `working()` after `complete()`) raises
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -40,6 +39,7 @@ from generated.a2a_pb2 import (
 
 from .context import CallContext
 from .core import states
+from .core.ids import new_id
 
 
 @dataclass(slots=True)
@@ -117,7 +117,7 @@ class TaskEvents:
     def agent_message(self, content: Content, *, metadata: Struct | None = None) -> Message:
         """A ROLE_AGENT message for this task, with a fresh messageId."""
         return Message(
-            message_id=str(uuid.uuid4()),
+            message_id=new_id(),
             context_id=self.context_id,
             task_id=self.task_id,
             role=Role.ROLE_AGENT,
@@ -134,7 +134,7 @@ class TaskEvents:
             msg.CopyFrom(content)
             msg.role = Role.ROLE_AGENT
             msg.context_id = msg.context_id or self.context_id
-            msg.message_id = msg.message_id or str(uuid.uuid4())
+            msg.message_id = msg.message_id or new_id()
         msg.ClearField("task_id")  # a direct reply belongs to no task
         await self._sink.emit(StreamResponse(message=msg))
 
@@ -196,7 +196,7 @@ class TaskEvents:
         with `last_chunk=True`.
         """
         art = Artifact(
-            artifact_id=artifact_id or str(uuid.uuid4()),
+            artifact_id=artifact_id or new_id(),
             name=name,
             description=description,
             parts=_parts(content),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import time
-import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from .core.errors import (
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
+from .core.ids import new_id
 from .core.validate import require, validate
 from .push.policy import PushPolicy
 from .runtime import ActorRegistry, OnCreate, Run, TaskActor
@@ -109,6 +109,9 @@ class RequestHandler:
                                      if card.capabilities.push_notifications else None)
         if not any(x.uri == RESUMABLE_STREAMS.uri for x in card.capabilities.extensions):
             card.capabilities.extensions.append(RESUMABLE_STREAMS)
+        # Read once: walking the card's protos on every call costs more than the call.
+        self._required_extensions = tuple(
+            x.uri for x in card.capabilities.extensions if x.required)
         # Runs whose message is being handled, by (scope, messageId): idempotent sends.
         self._inflight: dict[tuple[Scope, str], Run] = {}
 
@@ -154,7 +157,7 @@ class RequestHandler:
     def _preflight(self, ctx: CallContext) -> None:
         version = ctx.version
         # No A2A-Version is served as 1.0 until the 0.3 compatibility layer exists.
-        if version:
+        if version and version not in SUPPORTED_VERSIONS:
             major_minor = ".".join(version.split(".")[:2])
             if major_minor not in SUPPORTED_VERSIONS:
                 raise VersionNotSupportedError(
@@ -162,11 +165,11 @@ class RequestHandler:
                     + ", ".join(SUPPORTED_VERSIONS),
                     metadata={"supportedVersions": ",".join(SUPPORTED_VERSIONS)},
                 )
-        for ext in self.card.capabilities.extensions:
-            if ext.required and ext.uri not in ctx.extensions:
+        for uri in self._required_extensions:
+            if uri not in ctx.extensions:
                 raise ExtensionSupportRequiredError(
-                    f"this agent requires extension {ext.uri}; declare it in A2A-Extensions",
-                    metadata={"extension": ext.uri},
+                    f"this agent requires extension {uri}; declare it in A2A-Extensions",
+                    metadata={"extension": uri},
                 )
 
     def _require_streaming(self) -> None:
@@ -222,7 +225,7 @@ class RequestHandler:
                 await self._save_push(scope, task.id, push)
 
         if not msg.task_id:
-            task_id, context_id = str(uuid.uuid4()), msg.context_id or str(uuid.uuid4())
+            task_id, context_id = new_id(), msg.context_id or new_id()
             msg.task_id, msg.context_id = task_id, context_id
             if before is not None:
                 await before(task_id)
@@ -480,7 +483,7 @@ class RequestHandler:
         saved.CopyFrom(config)
         saved.task_id = task_id
         saved.tenant = scope.tenant
-        saved.id = saved.id or str(uuid.uuid4())
+        saved.id = saved.id or new_id()
         await self.store.save_push_config(scope, saved)
         return saved
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from generated.a2a_pb2 import ListTasksRequest, Task, TaskState
 
 from .errors import FieldViolation, InvalidParamsError
+from .ids import nanos_of
 from .lifecycle import history_length_of
 
 DEFAULT_PAGE_SIZE = 50
@@ -45,7 +46,7 @@ class TaskQuery:
 
 
 def sort_key(task: Task) -> SortKey:
-    return (task.status.timestamp.ToNanoseconds(), task.id)
+    return (nanos_of(task.status.timestamp), task.id)
 
 
 def encode_cursor(key: SortKey) -> str:
