@@ -1,10 +1,12 @@
 """ProtoJSON in and out, with the limits that keep bad input from hurting.
 
 - Parsing: body size is capped by aiohttp (`client_max_size`), nesting depth
-  here; protobuf's `json_format` does the rest, ignoring unknown fields
+  here; `protojson` (json_format's rules, compiled per message type) or,
+  for whatever it leaves, protobuf's `json_format` does the rest, ignoring unknown fields
   (spec §5.7) and rejecting wrong types and unknown enum names with
   InvalidParams naming the problem.
-- Printing: `json_format` (camelCase, enum names, defaults omitted), plus
+- Printing: `protojson.to_dict`, equal to `json_format.MessageToDict`
+  (camelCase, enum names, defaults omitted), plus
   every REQUIRED top-level field of the response even at its default, so
   `ListTasksResponse.nextPageToken` is present and empty on the last page
   (spec §3.1.4).
@@ -23,6 +25,8 @@ from google.protobuf.message import Message
 
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.status import rpc_status_of
+
+from . import protojson
 
 DEFAULT_MAX_DEPTH = 32
 
@@ -59,6 +63,10 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
             f"{where} must be a JSON object",
             violations=[FieldViolation(where, "must be a JSON object")],
         )
+    try:
+        return protojson.parse(data, cls)
+    except protojson.Fallback:
+        pass  # json_format decides: it accepts the input or names what is wrong
     try:
         # Unknown fields are dropped first, so that the strict parse still rejects
         # unknown enum names (json_format's ignore mode would quietly zero them).
@@ -121,7 +129,7 @@ def _default(f: FieldDescriptor) -> Any:
 
 
 def to_dict(msg: Message) -> dict[str, Any]:
-    out: dict[str, Any] = json_format.MessageToDict(msg)
+    out = protojson.to_dict(msg)
     for f in _required_fields(msg.DESCRIPTOR):
         if f.json_name not in out and (f.is_repeated or f.message_type is None):
             out[f.json_name] = _default(f)

@@ -1,0 +1,244 @@
+"""ProtoJSON at the speed the hot path needs, with protobuf's `json_format` as the rule.
+
+`json_format` decides every field's JSON form by walking descriptors in Python
+on every call; it was a third of a SendMessage's CPU on the JSON-RPC path.
+This module does the same walk once per message type and keeps, for each
+field, its JSON name and one converter. What it gives is what `json_format`
+gives, by construction and by test (tests/unit/test_protojson.py compares
+both on generated messages and JSON):
+
+- `to_dict(msg)`: `json_format.MessageToDict(msg)` (camelCase names, enum
+  names, 64-bit integers as strings, bytes as base64, defaults omitted). It
+  iterates `ListFields()`, as `json_format` does, so the keys and their order
+  are the same. Well-known types (Timestamp, Struct, Value, ...) and message
+  types with map fields are printed by `json_format` itself.
+- `parse(data, cls)`: `json_format.ParseDict(data, cls())` for JSON whose
+  values already have their exact JSON types (strings, booleans, integers,
+  objects, arrays, enum names). Anything else (a null, a number given as a
+  string, bytes, maps, a key given under both of its names, two members of
+  one oneof) raises `Fallback`, and the caller runs `json_format`, which
+  accepts it or names the problem. Unknown keys are skipped (spec §5.7).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+F = FieldDescriptor
+_INT64 = frozenset({F.TYPE_INT64, F.TYPE_UINT64, F.TYPE_SINT64, F.TYPE_FIXED64,
+                    F.TYPE_SFIXED64})
+_INT32 = frozenset({F.TYPE_INT32, F.TYPE_UINT32, F.TYPE_SINT32, F.TYPE_FIXED32,
+                    F.TYPE_SFIXED32})
+_WELL_KNOWN = "google.protobuf."
+
+Convert = Callable[[Any], Any]
+
+
+class Fallback(Exception):
+    """The fast parser does not decide this input: let `json_format` do it."""
+
+
+# -- printing --
+
+def to_dict(msg: Message) -> dict[str, Any]:
+    printer: Callable[[Message], dict[str, Any]] = _printer(msg.DESCRIPTOR)
+    return printer(msg)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _wkt(value: Message) -> Any:
+    return json_format.MessageToDict(value)
+
+
+def _json_string(value: Any) -> str:
+    return value.ToJsonString()  # type: ignore[no-any-return]
+
+
+def _bytes(value: bytes) -> str:
+    return base64.b64encode(value).decode()
+
+
+def _scalar(f: FieldDescriptor) -> Convert:
+    if f.type in _INT64:
+        return str
+    if f.type == F.TYPE_BYTES:
+        return _bytes
+    if f.type == F.TYPE_ENUM and f.enum_type is not None:
+        names = {v.number: v.name for v in f.enum_type.values}
+        return lambda v: names.get(v, v)
+    if f.type in (F.TYPE_FLOAT, F.TYPE_DOUBLE):
+        raise LookupError  # NaN, Infinity and float32 rounding: json_format's job
+    return _identity
+
+
+def _value_printer(f: FieldDescriptor) -> Convert:
+    sub = f.message_type
+    if sub is None:
+        return _scalar(f)
+    if sub.full_name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
+        return _json_string  # what json_format calls for these two
+    if sub.full_name.startswith(_WELL_KNOWN):
+        return _wkt
+    return lambda v: _printer(sub)(v)
+
+
+@cache
+def _printer(desc: Descriptor) -> Callable[[Message], dict[str, Any]]:
+    try:
+        if desc.full_name.startswith(_WELL_KNOWN) or any(
+                f.message_type is not None and f.message_type.GetOptions().map_entry
+                for f in desc.fields):
+            raise LookupError
+        table: dict[FieldDescriptor, tuple[str, Convert, bool]] = {
+            f: (f.json_name, _value_printer(f), f.is_repeated) for f in desc.fields}
+    except LookupError:
+        return json_format.MessageToDict
+
+    def print_message(msg: Message) -> dict[str, Any]:
+        out = {}
+        for f, value in msg.ListFields():
+            entry = table.get(f)
+            if entry is None:  # an extension: json_format knows how to name it
+                return json_format.MessageToDict(msg)
+            name, convert, repeated = entry
+            out[name] = [convert(v) for v in value] if repeated else convert(value)
+        return out
+
+    return print_message
+
+
+# -- parsing --
+
+def parse(data: dict[str, Any], cls: type[Message]) -> Message:
+    """A new `cls` from decoded JSON; Fallback when `json_format` must decide."""
+    msg = cls()
+    _parser(cls.DESCRIPTOR)(data, msg)
+    return msg
+
+
+Setter = Callable[[Message, Any], None]
+
+
+def _check_scalar(f: FieldDescriptor) -> Callable[[Any], Any]:
+    """The stored value of a JSON value that has exactly the field's JSON type."""
+    if f.type == F.TYPE_STRING:
+        def string(v: Any) -> Any:
+            if type(v) is not str:
+                raise Fallback
+            return v
+        return string
+    if f.type == F.TYPE_BOOL:
+        def boolean(v: Any) -> Any:
+            if type(v) is not bool:
+                raise Fallback
+            return v
+        return boolean
+    if f.type in _INT32 or f.type in _INT64:
+        def integer(v: Any) -> Any:
+            if type(v) is not int:
+                raise Fallback
+            return v  # out of range: the setter raises ValueError, which falls back
+        return integer
+    if f.type == F.TYPE_ENUM and f.enum_type is not None:
+        numbers = {v.name: v.number for v in f.enum_type.values}
+
+        def enum(v: Any) -> Any:
+            number = numbers.get(v) if type(v) is str else None
+            if number is None:
+                raise Fallback
+            return number
+        return enum
+    raise Fallback  # bytes, floats: json_format
+
+
+def _setter(f: FieldDescriptor) -> Setter:
+    name = f.name
+    sub = f.message_type
+    if sub is not None and sub.GetOptions().map_entry:
+        raise Fallback
+    if sub is not None and sub.full_name.startswith(_WELL_KNOWN):
+        if f.is_repeated:
+            raise Fallback
+
+        def well_known(msg: Message, v: Any) -> None:
+            child = getattr(msg, name)
+            child.SetInParent()
+            try:
+                json_format.ParseDict(v, child)
+            except json_format.Error as exc:
+                raise Fallback from exc
+        return well_known
+    if sub is not None:
+        if f.is_repeated:
+            def messages(msg: Message, v: Any) -> None:
+                if type(v) is not list:
+                    raise Fallback
+                container = getattr(msg, name)
+                parse_sub = _parser(sub)
+                for item in v:
+                    parse_sub(item, container.add())
+            return messages
+
+        def message(msg: Message, v: Any) -> None:
+            child = getattr(msg, name)
+            child.SetInParent()
+            _parser(sub)(v, child)
+        return message
+    check = _check_scalar(f)
+    if f.is_repeated:
+        def scalars(msg: Message, v: Any) -> None:
+            if type(v) is not list:
+                raise Fallback
+            getattr(msg, name).extend([check(x) for x in v])
+        return scalars
+
+    def scalar(msg: Message, v: Any) -> None:
+        setattr(msg, name, check(v))
+    return scalar
+
+
+def _refuse(msg: Message, v: Any) -> None:
+    raise Fallback
+
+
+@cache
+def _parser(desc: Descriptor) -> Callable[[Any, Message], None]:
+    table: dict[str, tuple[FieldDescriptor, Setter, str]] = {}
+    for f in desc.fields:
+        try:
+            setter = _setter(f)
+        except Fallback:
+            setter = _refuse
+        group = f.containing_oneof.name if f.containing_oneof is not None else ""
+        table[f.json_name] = table[f.name] = (f, setter, group)
+
+    def parse_message(data: Any, msg: Message) -> None:
+        if type(data) is not dict:
+            raise Fallback
+        seen: set[str] = set()
+        for key, value in data.items():
+            entry = table.get(key)
+            if entry is None:
+                continue  # unknown field: ignored (§5.7)
+            f, setter, group = entry
+            if value is None or f.name in seen or (group and group in seen):
+                raise Fallback  # null, a field named twice, or two members of a oneof
+            seen.add(f.name)
+            if group:
+                seen.add(group)
+            try:
+                setter(msg, value)
+            except (ValueError, TypeError) as exc:
+                raise Fallback from exc
+
+    return parse_message
