@@ -24,8 +24,6 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from generated.a2a_pb2 import (
     Message,
     SendMessageResponse,
@@ -37,7 +35,7 @@ from generated.a2a_pb2 import (
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
 from .bus import EventBus
-from .core import lifecycle, states
+from .core import ids, lifecycle, states
 from .core.errors import A2AError, InvalidAgentResponseError, TaskNotFoundError, public
 from .stores import Scope, TaskStore
 
@@ -45,12 +43,6 @@ log = logging.getLogger("a2a_grpc.runtime")
 
 Outcome = SendMessageResponse | BaseException
 OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
-
-
-def _now() -> Timestamp:
-    ts = Timestamp()
-    ts.GetCurrentTime()
-    return ts
 
 
 class TaskActor:
@@ -93,7 +85,7 @@ class TaskActor:
                 if kind == "status_update" and not event.status_update.status.HasField(
                     "timestamp"
                 ):
-                    event.status_update.status.timestamp.CopyFrom(_now())
+                    ids.stamp(event.status_update.status.timestamp)
                 updated = Task()
                 updated.CopyFrom(self.task)
                 lifecycle.apply(updated, event)  # raises before anything changes
@@ -125,7 +117,7 @@ class TaskActor:
             task = Task(
                 id=self.task_id,
                 context_id=self.context_id,
-                status=TaskStatus(state=states.SUBMITTED, timestamp=_now()),
+                status=TaskStatus(state=states.SUBMITTED, timestamp=ids.now()),
                 history=[message],
             )
             await self._commit(task, None, message.message_id)
@@ -154,8 +146,10 @@ class TaskActor:
             self._after_commit()
 
     def response(self) -> SendMessageResponse:
-        snap = self.snapshot()
-        return SendMessageResponse(task=snap[0]) if snap else SendMessageResponse()
+        response = SendMessageResponse()
+        if self.task is not None:
+            response.task.CopyFrom(self.task)  # one copy (the constructor would make two)
+        return response
 
     async def finish(self, state: TaskState, text: str) -> None:
         """Force the task into final `state` unless it is already settled."""
@@ -167,6 +161,10 @@ class TaskActor:
     async def broken(self, error: BaseException) -> None:
         """The task can't be written any more: end its streams with `error`."""
         await self._bus.publish_error(self.task_id, error)
+
+    def watched(self) -> bool:
+        """Is a stream subscribed to this task's events?"""
+        return self._bus.subscriber_count(self.task_id) > 0
 
     def busy(self) -> bool:
         """Is a run still working toward a final or interrupted state?"""
@@ -193,11 +191,17 @@ class TaskActor:
             r.settle(self.response())
 
 
+# An agent that emits without awaiting anything else yields to the loop after this
+# many events even when no stream waits for them, so it can't hold every other call.
+YIELD_EVERY = 32
+
+
 class _Sink:
-    __slots__ = ("_actor", "_run")
+    __slots__ = ("_actor", "_count", "_run")
 
     def __init__(self, actor: TaskActor, run: Run | None) -> None:
         self._actor, self._run = actor, run
+        self._count = 0
 
     async def emit(self, event: StreamResponse) -> None:
         if self._run is not None and self._run.cancelled:
@@ -205,6 +209,12 @@ class _Sink:
         await self._actor.emit(event, self._run)
         if self._run is not None:
             self._run.emitted = True
+        # Let the streams that wait for this event send it before the agent makes the
+        # next one: an agent that never awaits anything else would otherwise run to
+        # its end first (late first events, and every other call on hold meanwhile).
+        self._count += 1
+        if self._count % YIELD_EVERY == 0 or self._actor.watched():
+            await asyncio.sleep(0)
 
 
 class Run:

@@ -4,8 +4,15 @@ Each event is written as `id:` (when known) and `data:` lines. While the
 source is quiet, a `: keep-alive` comment goes out every `keepalive` seconds,
 so a client with a short read timeout (the official Python client waits 5 s)
 never gives up on a live stream, and a client that has gone away is noticed
-at the next write. The pending read of the source is never cancelled by a
-keep-alive; the source is closed (unsubscribing) whatever ends the stream.
+at the next write. The source is closed (unsubscribing) whatever ends the
+stream.
+
+Why a ticker and not a timeout per read: the read of the source must never
+be cancelled by a keep-alive (that would close the subscription), and
+guarding each read with its own task and timer cost more than the rest of
+the event's path. One ticker task per stream sleeps, writes a comment only
+when nothing was written for `keepalive` seconds, and, if that write finds
+the client gone, cancels the loop that reads the source.
 """
 
 from __future__ import annotations
@@ -26,16 +33,47 @@ HEADERS = {
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",  # let proxies such as nginx pass events through at once
 }
+KEEPALIVE = b": keep-alive\n\n"
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
-    lines = []
-    if event_id is not None:
-        lines.append(f"id: {event_id}")
+    head = "" if event_id is None else f"id: {event_id}\n"
     if event is not None:
-        lines.append(f"event: {event}")
-    lines.append("data: " + json.dumps(data, separators=(",", ":"), ensure_ascii=False))
-    return ("\n".join(lines) + "\n\n").encode()
+        head += f"event: {event}\n"
+    return f"{head}data: {_dumps(data)}\n\n".encode()
+
+
+class _Ticker:
+    """Keep-alives for one stream while its reader waits for events."""
+
+    def __init__(self, response: web.StreamResponse, every: float) -> None:
+        self.response = response
+        self.every = every
+        self.wrote = asyncio.get_running_loop().time()
+        self.hung_up = False
+        self._reader = asyncio.current_task()
+        self._task = asyncio.create_task(self._run(), name="a2a-sse-keepalive")
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(max(self.wrote + self.every - loop.time(), 0.0))
+            if loop.time() - self.wrote < self.every:
+                continue  # an event went out meanwhile
+            try:
+                await self.response.write(KEEPALIVE)
+            except (ConnectionResetError, RuntimeError):
+                self.hung_up = True  # the client went away: stop reading for it
+                if self._reader is not None:
+                    self._reader.cancel()
+                return
+            self.wrote = loop.time()
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
 
 
 async def stream(
@@ -47,38 +85,33 @@ async def stream(
 ) -> web.StreamResponse:
     """Send `events` as SSE; an error after the start goes in-band, last."""
     response = web.StreamResponse(status=200, headers=HEADERS)
+    loop = asyncio.get_running_loop()
+    ticker: _Ticker | None = None
     counter = 0
-    pending: asyncio.Future[StreamResponse] | None = None
     try:
-        await response.prepare(request)
-        while True:
-            if pending is None:
-                pending = asyncio.ensure_future(anext(events))
-            done, _ = await asyncio.wait({pending}, timeout=keepalive)
-            if not done:
-                await response.write(b": keep-alive\n\n")
-                continue
-            try:
-                event = pending.result()
-            except StopAsyncIteration:
-                break
-            except Exception as exc:  # after the first byte, errors go in-band
-                data, name = render_error(exc)
+        try:
+            await response.prepare(request)
+            ticker = _Ticker(response, keepalive)
+            async for event in events:
+                counter += 1
+                seq = events.seq if events.numbered else counter
+                await response.write(frame(render(event), event_id=seq))
+                ticker.wrote = loop.time()
+        except asyncio.CancelledError:
+            if ticker is None or not ticker.hung_up:
+                raise  # the server is stopping, not the client
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+        except ConnectionResetError:
+            pass  # the client went away: nothing to tell it; the task goes on
+        except Exception as exc:  # after the first byte, errors go in-band
+            data, name = render_error(exc)
+            with contextlib.suppress(ConnectionResetError):
                 await response.write(frame(data, event=name))
-                break
-            finally:
-                if pending.done():
-                    pending = None
-            counter += 1
-            seq = events.seq if events.numbered else counter
-            await response.write(frame(render(event), event_id=seq))
-    except ConnectionResetError:
-        pass  # the client went away: nothing to tell it; the task goes on
     finally:
-        if pending is not None and not pending.done():
-            pending.cancel()
-            with contextlib.suppress(BaseException):
-                await pending
+        if ticker is not None:
+            await ticker.stop()
         await events.aclose()
     with contextlib.suppress(ConnectionResetError, RuntimeError):
         await response.write_eof()

@@ -38,3 +38,6 @@ class EventBus(Protocol):
 
     def subscribe(self, task_id: str) -> AbstractAsyncContextManager[Subscription]:
         """Subscribe for the duration of an `async with` block."""
+
+    def subscriber_count(self, task_id: str) -> int:
+        """How many subscriptions of this task are open (in this process)."""

@@ -132,10 +132,10 @@ async def test_a_vanished_client_does_not_block_the_task_or_other_streams(
     assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
     assert len([e for e in events if e.HasField("artifact_update")]) == 50
     for _ in range(100):
-        if s.handler.bus.subscriber_count(task.id) == 0:  # type: ignore[attr-defined]
+        if s.handler.bus.subscriber_count(task.id) == 0:
             break
         await asyncio.sleep(0.02)
-    assert s.handler.bus.subscriber_count(task.id) == 0  # type: ignore[attr-defined]
+    assert s.handler.bus.subscriber_count(task.id) == 0
 
 
 async def test_card(stack: StackFactory) -> None:
@@ -153,3 +153,52 @@ async def test_card(stack: StackFactory) -> None:
     async with s.session.get(s.base_url + "/.well-known/agent-card.json",
                              headers={"If-None-Match": '"stale"'}) as resp:
         assert resp.status == 200
+
+
+async def test_first_event_goes_out_while_the_agent_still_works(stack: StackFactory) -> None:
+    """An agent that emits without awaiting anything else does not run to its end
+    before its stream sends the first event."""
+    produced = 0
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        nonlocal produced
+        await ev.working()
+        for i in range(500):
+            produced += 1
+            await ev.artifact(f"chunk {i}", artifact_id="a", append=i > 0)
+        await ev.complete()
+
+    s = await stack(ScriptedAgent(script))
+    async with s.session.post(s.base_url + "/message:stream", json={"message": MSG}) as resp:
+        await resp.content.readuntil(b"\n\n")
+        at_first_event = produced
+        events, _ = parse_sse(await resp.text())
+    assert at_first_event < 100, f"{at_first_event} of 500 chunks were made before the first event"
+    assert len(events) == 500 + 2  # every chunk still arrives, then COMPLETED
+    assert events[-1].data["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_long_silent_agent_does_not_hold_other_calls(stack: StackFactory) -> None:
+    """No stream watches this task, yet other requests are served while it runs."""
+    done_at_answer: list[int] = []
+    produced = 0
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        nonlocal produced
+        await ev.working()
+        for i in range(3000):
+            produced += 1
+            await ev.artifact(f"chunk {i}", artifact_id="a", append=i > 0)
+        await ev.complete()
+
+    s = await stack(ScriptedAgent(script))
+    rest = s.binding("rest")
+    long = asyncio.create_task(rest.call("SendMessage", send_request("go")))
+    while produced == 0:
+        await asyncio.sleep(0.001)
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json") as resp:
+        assert resp.status == 200
+        done_at_answer.append(produced)
+    result = await long
+    assert result.task.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
+    assert done_at_answer[0] < 3000, "the card was served only after the agent had finished"

@@ -197,7 +197,7 @@ async def test_subscribe_errors(serve: Serve) -> None:
                                         "UNSUPPORTED_OPERATION")
     seen = await stream_fails(s.stub.SubscribeToTask(pb.SubscribeToTaskRequest(id="nope")))
     assert seen.reason == "TASK_NOT_FOUND"
-    assert s.handler.bus.subscriber_count(done.id) == 0  # type: ignore[attr-defined]
+    assert s.handler.bus.subscriber_count(done.id) == 0
     assert (await fails(s.stub.GetTask(pb.GetTaskRequest(id="nope")))).reason == "TASK_NOT_FOUND"
 
 
