@@ -182,10 +182,12 @@ async def test_a_long_silent_agent_does_not_hold_other_calls(stack: StackFactory
     """No stream watches this task, yet other requests are served while it runs."""
     done_at_answer: list[int] = []
     produced = 0
+    begun = asyncio.Event()
 
     async def script(ctx: RequestContext, ev: TaskEvents) -> None:
         nonlocal produced
         await ev.working()
+        begun.set()
         for i in range(3000):
             produced += 1
             await ev.artifact(f"chunk {i}", artifact_id="a", append=i > 0)
@@ -194,8 +196,7 @@ async def test_a_long_silent_agent_does_not_hold_other_calls(stack: StackFactory
     s = await stack(ScriptedAgent(script))
     rest = s.binding("rest")
     long = asyncio.create_task(rest.call("SendMessage", send_request("go")))
-    while produced == 0:
-        await asyncio.sleep(0.001)
+    await begun.wait()
     async with s.session.get(s.base_url + "/.well-known/agent-card.json") as resp:
         assert resp.status == 200
         done_at_answer.append(produced)

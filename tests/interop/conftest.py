@@ -1,31 +1,19 @@
-"""Peers we did not write, installed in their own environments at test time.
+"""Peers we did not write, as fixtures (installed by tests/interop/envs.py).
 
-The official a2a-sdk lives in its own virtualenv under .interop/ (its
-generated `a2a.proto` types would clash with ours in one process) and runs as
-a subprocess. Installing needs PyPI the first time; later runs reuse it.
 Under CI (CI=true) a failed install fails the run; elsewhere it skips.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-INTEROP = ROOT / ".interop"
-# The official SDK with its gRPC client and its HTTP server (for the reference server peer).
-SDK_PACKAGES = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
-SDK_SPEC = " ".join(SDK_PACKAGES)
+from . import envs
 
 
-def _unavailable(what: str, detail: str) -> None:
-    message = f"{what} is unavailable: {detail}"
+def _unavailable(message: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
@@ -33,41 +21,19 @@ def _unavailable(what: str, detail: str) -> None:
 
 @pytest.fixture(scope="session")
 def sdk_python() -> Path:
-    """Python of a virtualenv holding the official SDK ({SDK_SPEC})."""
-    home = INTEROP / "sdk-venv"
-    python = home / "bin" / "python"
-    stamp = home / "installed.txt"
-    if stamp.exists() and stamp.read_text() == SDK_SPEC:
-        return python
-    print(f"\ninstalling {SDK_SPEC} into {home} (first run only)...", file=sys.stderr)
-    venv.create(home, with_pip=True, clear=True)
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *SDK_PACKAGES],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        _unavailable(SDK_SPEC, done.stderr[-2000:])
-    stamp.write_text(SDK_SPEC)
-    return python
-
-
-NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1")
+    """Python of a virtualenv holding the official SDK."""
+    try:
+        return envs.sdk_python()
+    except envs.Unavailable as exc:
+        _unavailable(str(exc))
+        raise
 
 
 @pytest.fixture(scope="session")
 def node_modules() -> Path:
     """node_modules holding grpc-js and proto-loader (from npm, first run only)."""
-    home = INTEROP / "node"
-    stamp = home / "installed.txt"
-    wanted = " ".join(NODE_PACKAGES)
-    if stamp.exists() and stamp.read_text() == wanted:
-        return home / "node_modules"
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        _unavailable("Node.js", "node and npm are not on PATH (apt-get install nodejs npm)")
-    home.mkdir(parents=True, exist_ok=True)
-    print(f"\ninstalling {wanted} into {home} (first run only)...", file=sys.stderr)
-    done = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund",
-                           "--silent", *NODE_PACKAGES],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        _unavailable("grpc-js from npm", done.stderr[-2000:])
-    stamp.write_text(wanted)
-    return home / "node_modules"
+    try:
+        return envs.node_modules()
+    except envs.Unavailable as exc:
+        _unavailable(str(exc))
+        raise

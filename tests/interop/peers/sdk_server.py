@@ -3,10 +3,13 @@ with the SDK (JSON-RPC at /, REST at the root, card at the well-known path).
 
 Usage: python sdk_server.py PORT [GRPC_PORT]   (with GRPC_PORT, gRPC too, via GrpcHandler)
 The agent echoes text as a task: working, one artifact `echo: T`, completed;
-`stream N` sends N chunks.
+`stream N` sends N chunks; `slow S` works S seconds with a status every 2 s
+(as our demo agent does). With A2A_SEED_TASKS=N in the environment the store
+starts with N completed tasks (benchmarks: ListTasks over a large store).
 """
 
 import asyncio
+import os
 import sys
 
 import uvicorn
@@ -33,7 +36,15 @@ class Echo(AgentExecutor):
                 context.task_id, context.context_id, pb.TASK_STATE_SUBMITTED,
                 history=[context.message]))
         await updater.start_work()
-        if text.startswith("stream ") and text[7:].isdigit():
+        if text.startswith("slow ") and text[5:].isdigit():
+            left = float(text[5:])
+            while left > 0:
+                await asyncio.sleep(min(2.0, left))
+                left -= 2.0
+                await updater.update_status(pb.TASK_STATE_WORKING, updater.new_agent_message(
+                    [pb.Part(text=f"{max(left, 0):.0f} s left")]))
+            await updater.add_artifact([pb.Part(text=f"echo: {text}")], name="echo")
+        elif text.startswith("stream ") and text[7:].isdigit():
             n = int(text[7:])
             for i in range(1, n + 1):
                 await updater.add_artifact([pb.Part(text=f"chunk {i}/{n}")], artifact_id="c",
@@ -62,13 +73,26 @@ card = pb.AgentCard(
 if grpc_port is not None:
     card.supported_interfaces.append(pb.AgentInterface(
         url=f"grpc://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
-handler = DefaultRequestHandler(Echo(), InMemoryTaskStore(), card)
+store = InMemoryTaskStore()
+handler = DefaultRequestHandler(Echo(), store, card)
+
+
+async def seed(n):
+    from a2a.server.context import ServerCallContext
+
+    context = ServerCallContext()
+    for i in range(n):
+        task = new_task(f"seed-{i:07d}", f"ctx-{i % 100}", pb.TASK_STATE_COMPLETED)
+        task.status.timestamp.FromNanoseconds(1_700_000_000_000_000_000 + i * 1000)
+        task.artifacts.add(artifact_id="a", parts=[pb.Part(text=f"result {i}")])
+        await store.save(task, context)
 routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/"),
           *create_rest_routes(handler)]
 app = Starlette(routes=routes)
 
 
 async def main() -> None:
+    await seed(int(os.environ.get("A2A_SEED_TASKS", "0")))
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     if grpc_port is None:
         await uvicorn.Server(config).serve()

@@ -1,0 +1,226 @@
+"""Tables, targets and the plot of a `make bench` run.
+
+Every figure is a median over rounds, shown with its ratio to the SDK and
+its fraction of the bare-stack ceiling measured in the same run. The run
+writes its results into docs/benchmarks.md (between the `bench:results`
+markers) and the plot to docs/bench-wire.png.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import statistics
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import NamedTuple
+
+from .capacity import Memory
+from .drive import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "benchmarks.md"
+PLOT = ROOT / "docs" / "bench-wire.png"
+BEGIN, END = "<!-- bench:results -->", "<!-- /bench:results -->"
+NAN = float("nan")
+
+
+class Row(NamedTuple):
+    scenario: str
+    binding: str
+    concurrency: int
+
+    @property
+    def title(self) -> str:
+        return f"{self.scenario} {self.binding} c={self.concurrency}"
+
+
+Table = dict[Row, dict[str, list[Result]]]
+
+
+@dataclass
+class Report:
+    rounds: int
+    seconds: float
+    main: Table = field(default_factory=dict)
+    listing: Table = field(default_factory=dict)
+    memory: list[Memory] = field(default_factory=list)
+
+
+def med(results: list[Result] | None, key: str = "rate") -> float:
+    if not results:
+        return NAN
+    return statistics.median(r.extra.get(key, NAN) if key in ("first_event_ms",)
+                             else getattr(r, key) for r in results)
+
+
+def _f(value: float, digits: int = 0) -> str:
+    return "-" if value != value else f"{value:,.{digits}f}"
+
+
+def _x(a: float, b: float, digits: int = 1) -> str:
+    return "-" if a != a or b != b or b == 0 else f"{a / b:.{digits}f}x"
+
+
+def _pct(a: float, b: float) -> str:
+    return "-" if a != a or b != b or b == 0 else f"{a / b:.0%}"
+
+
+def main_table(table: Table) -> list[str]:
+    lines = ["| scenario | binding | conc. | ours /s (min-max) | SDK /s | ours/SDK | "
+             "ceiling /s | ours/ceiling | SDK/ceiling | p99 ours ms | p99 SDK ms | "
+             "p99 ours/SDK | errors | loadgen CPU |", "|" + "---|" * 14]
+    for row, by in table.items():
+        ours, sdk, ceil = (med(by.get(n)) for n in ("ours", "sdk", "ceiling"))
+        rates = [r.rate for r in by.get("ours", [])]
+        spread = f" ({min(rates):,.0f}-{max(rates):,.0f})" if rates else ""
+        p_o, p_s = med(by.get("ours"), "p99_ms"), med(by.get("sdk"), "p99_ms")
+        errors = sum(r.errors for rs in by.values() for r in rs)
+        cpu = max(r.loadgen_cpu for rs in by.values() for r in rs)
+        unit = " ev" if row.scenario.startswith("stream") else ""
+        lines.append(f"| {row.scenario} | {row.binding} | {row.concurrency} | "
+                     f"{_f(ours)}{unit}{spread} | {_f(sdk)} | {_x(ours, sdk)} | {_f(ceil)} | "
+                     f"{_pct(ours, ceil)} | {_pct(sdk, ceil)} | {_f(p_o, 1)} | {_f(p_s, 1)} | "
+                     f"{_x(p_o, p_s, 2)} | {errors} | {cpu:.0%} |")
+        if row.scenario.startswith("stream"):
+            f_o, f_s, f_c = (med(by.get(n), "first_event_ms") for n in ("ours", "sdk",
+                                                                          "ceiling"))
+            lines.append(f"| ↳ time to first event, ms | {row.binding} | | {_f(f_o, 1)} | "
+                         f"{_f(f_s, 1)} | {_x(f_o, f_s, 2)} | {_f(f_c, 1)} | | | | | | | |")
+    return lines
+
+
+def listing_table(table: Table) -> list[str]:
+    lines = ["| binding | conc. | ours 1k /s | ours 100k /s | ours 100k/1k | SDK 1k /s | "
+             "SDK 100k /s | SDK 100k/1k | ours/SDK at 100k | ceiling /s | ours 100k/ceiling | "
+             "errors |", "|" + "---|" * 12]
+    for row, by in table.items():
+        small, big = (k for k in by if k.startswith("ours"))
+        s_small, s_big = (k for k in by if k.startswith("SDK"))
+        o1, o2, s1, s2 = (med(by[k]) for k in (small, big, s_small, s_big))
+        ceil = med(by.get("ceiling"))
+        errors = sum(r.errors for rs in by.values() for r in rs)
+        lines.append(f"| {row.binding} | {row.concurrency} | {_f(o1)} | {_f(o2)} | "
+                     f"{_x(o2, o1, 2)} | {_f(s1, 1)} | {_f(s2, 1)} | {_x(s2, s1, 3)} | "
+                     f"{_x(o2, s2)} | {_f(ceil)} | {_pct(o2, ceil)} | {errors} |")
+    return lines
+
+
+def memory_table(memory: list[Memory]) -> list[str]:
+    lines = ["| measure | ours | SDK | ours/SDK | delivered / errors |", "|---|---|---|---|---|"]
+    for m in memory:
+        lines.append(f"| {m.label} | {m.ours:.1f} {m.unit} | {m.sdk:.1f} {m.unit} | "
+                     f"{_x(m.ours, m.sdk, 2)} | {m.detail} |")
+    return lines
+
+
+def _get(table: Table, scenario: str, binding: str, conc: int) -> dict[str, list[Result]]:
+    return table.get(Row(scenario, binding, conc), {})
+
+
+def targets(rep: Report) -> list[str]:
+    """Issue 7's targets, each with the figure this run measured."""
+    t, out = rep.main, ["| target | measured | met |", "|---|---|---|"]
+
+    def check(name: str, value: float, goal: float, higher: bool, fmt: str = "{:.2f}x") -> None:
+        ok = value == value and (value >= goal if higher else value <= goal)
+        out.append(f"| {name} | {fmt.format(value) if value == value else '-'} | "
+                   f"{'yes' if ok else 'no'} |")
+
+    def ratio(by: dict[str, list[Result]], key: str = "rate", b: str = "sdk") -> float:
+        mine, theirs = med(by.get("ours"), key), med(by.get(b), key)
+        return mine / theirs if theirs else NAN
+
+    for binding, goal in (("JSON-RPC", 10.0), ("gRPC", 5.0)):
+        by = _get(t, "SendMessage", binding, 32)
+        check(f"SendMessage c=32 {binding} >= {goal:g}x SDK", ratio(by), goal, True)
+        check(f"SendMessage c=32 {binding} p99 <= 1/3 SDK", ratio(by, "p99_ms"), 1 / 3, False)
+    check("GetTask JSON-RPC >= 3x SDK", ratio(_get(t, "GetTask", "JSON-RPC", 32)), 3, True)
+    check("GetTask gRPC >= 90% of the grpc.aio ceiling",
+          ratio(_get(t, "GetTask", "gRPC", 32), b="ceiling"), 0.9, True, "{:.0%}")
+    for binding, goal in (("JSON-RPC", 10.0), ("REST", 10.0), ("gRPC", 3.5)):
+        by = _get(t, "stream 100", binding, 4)
+        check(f"stream 100 {binding} events/s >= {goal:g}x SDK", ratio(by), goal, True)
+        check(f"stream 100 {binding} first event <= 1/3 SDK", ratio(by, "first_event_ms"),
+              1 / 3, False)
+    for m in rep.memory:
+        if m.label.startswith("RSS growth"):
+            check("RSS growth for 10,000 tasks <= 1/2 SDK", m.ours / m.sdk if m.sdk else NAN,
+                  0.5, False)
+    for row, by in rep.listing.items():
+        small, big = (k for k in by if k.startswith("ours"))
+        rate_big = med(by[big])
+        check(f"ListTasks {row.binding}: page at 100k within 2x of 1k (time)",
+              med(by[small]) / rate_big if rate_big else NAN, 2.0, False)
+    return out
+
+
+def versions() -> str:
+    def v(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
+                .splitlines() if line.startswith("model name")), platform.machine())
+    return (f"{datetime.date.today()}, {cpu}, Python {platform.python_version()}, "
+            f"a2a-grpc {v('a2a-grpc')}, a2a-sdk 1.3.0 (its own virtualenv), grpcio "
+            f"{v('grpcio')}, protobuf {v('protobuf')}, aiohttp {v('aiohttp')}, load generator "
+            f"on uvloop {v('uvloop')}")
+
+
+def render(rep: Report) -> str:
+    parts = [f"Measured {versions()}.", "",
+             f"Medians of {rep.rounds} rounds x {rep.seconds:g} s, alternating ours / SDK / "
+             "ceiling; servers pinned to CPU 0, the load generator to CPU 1.", ""]
+    if rep.main or rep.memory or rep.listing:
+        parts += ["### Targets", "", *targets(rep), ""]
+    if rep.main:
+        parts += ["### Throughput and latency", "", *main_table(rep.main), ""]
+    if rep.listing:
+        parts += ["### ListTasks at 1,000 and 100,000 stored tasks (ours: SQLite store)", "",
+                  *listing_table(rep.listing), ""]
+    if rep.memory:
+        parts += ["### Memory", "", *memory_table(rep.memory), ""]
+    return "\n".join(parts)
+
+
+def plot(rep: Report) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bindings = sorted({r.binding for r in rep.main if r.scenario == "SendMessage"})
+    fig, axes = plt.subplots(2, len(bindings), figsize=(5 * len(bindings), 7), squeeze=False)
+    for col, binding in enumerate(bindings):
+        rows = sorted((r for r in rep.main if r.scenario == "SendMessage"
+                       and r.binding == binding), key=lambda r: r.concurrency)
+        for name, style in (("ours", "o-"), ("sdk", "s--"), ("ceiling", "^:")):
+            xs = [r.concurrency for r in rows]
+            for ax, key in ((axes[0][col], "rate"), (axes[1][col], "p99_ms")):
+                ax.plot(xs, [med(rep.main[r].get(name), key) for r in rows], style,
+                        label={"sdk": "official SDK"}.get(name, name))
+        axes[0][col].set_title(f"SendMessage over {binding}")
+        axes[0][col].set_ylabel("requests/s")
+        axes[1][col].set_ylabel("p99 latency, ms")
+        axes[1][col].set_yscale("log")
+        for ax in axes[0][col], axes[1][col]:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("concurrent clients")
+            ax.grid(True, alpha=0.3)
+            ax.legend()
+    fig.suptitle("a2a-grpc vs the official a2a-sdk (medians; make bench)")
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=90)
+    plt.close(fig)
+
+
+def write_docs(rep: Report, text: str) -> None:
+    if rep.main:
+        plot(rep)
+    doc = DOCS.read_text()
+    if BEGIN not in doc or END not in doc:
+        raise SystemExit(f"{DOCS} lacks the {BEGIN} ... {END} markers")
+    head, rest = doc.split(BEGIN, 1)
+    DOCS.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")

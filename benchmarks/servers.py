@@ -1,0 +1,110 @@
+"""The servers a benchmark compares, each its own process on the server CPU.
+
+- `ours`: `a2a-grpc serve` with the demo agent (memory store unless told).
+- `sdk`: the official a2a-sdk's reference server (tests/interop/peers/
+  sdk_server.py in the SDK's own virtualenv: Starlette + uvicorn for JSON-RPC
+  and REST, its GrpcHandler on grpc.aio, InMemoryTaskStore, the same agent).
+- `ceiling`: benchmarks/ceiling.py, fixed answers and no work.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.processes import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_CPU = 0
+LOADGEN_CPU = 1
+
+
+def pin(cpu: int) -> None:
+    """Run this process on one CPU (when the machine has it)."""
+    if hasattr(os, "sched_setaffinity") and cpu in os.sched_getaffinity(0):
+        os.sched_setaffinity(0, {cpu})
+
+
+@dataclass
+class Server:
+    name: str  # ours | sdk | ceiling
+    sdk_python: Path | None = None
+    store: str = "memory"
+    env: dict[str, str] = field(default_factory=dict)
+    label: str = ""
+    http: int = field(default_factory=free_port)
+    grpc: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name
+
+    def command(self) -> list[str]:
+        if self.name == "ours":
+            return [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store,
+                    "--http-port", str(self.http), "--grpc-port", str(self.grpc),
+                    "--log-level", "WARNING"]
+        if self.name == "sdk":
+            assert self.sdk_python is not None
+            return [str(self.sdk_python), str(ROOT / "tests/interop/peers/sdk_server.py"),
+                    str(self.http), str(self.grpc)]
+        return [sys.executable, "-m", "benchmarks.ceiling", str(self.http), str(self.grpc)]
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            self.command(), cwd=ROOT, env={**os.environ, **self.env},
+            preexec_fn=lambda: pin(SERVER_CPU),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until both ports accept connections (a seeded SDK store takes a while)."""
+        deadline = time.monotonic() + timeout
+        for port in (self.http, self.grpc):
+            while True:
+                assert self.proc is not None
+                if self.proc.poll() is not None:
+                    err = self.proc.stderr.read().decode()[-2000:] if self.proc.stderr else ""
+                    raise RuntimeError(f"{self.label} exited with {self.proc.returncode}: {err}")
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"{self.label} did not listen on {port}") from None
+                    time.sleep(0.1)
+
+    def rss(self) -> int:
+        """Resident memory of the server process, bytes."""
+        assert self.proc is not None
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmRSS")
+
+    def cpu_seconds(self) -> float:
+        """CPU time the server process has used so far."""
+        assert self.proc is not None
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_all(servers: list[Server]) -> None:
+    for s in servers:
+        s.start()
+    for s in servers:
+        s.wait_ready()

@@ -1,0 +1,65 @@
+"""Peers we did not write, installed in their own environments on first use.
+
+The official a2a-sdk lives in its own virtualenv under .interop/ (its
+generated `a2a.proto` types would clash with ours in one process) and runs as
+a subprocess; Node's grpc-js lives in .interop/node. Installing needs PyPI or
+npm the first time; later runs reuse what is there. Used by the interop
+tests' fixtures and by `make bench`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INTEROP = ROOT / ".interop"
+# The official SDK with its gRPC client and its HTTP server (for the reference server peer).
+SDK_PACKAGES = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
+SDK_SPEC = " ".join(SDK_PACKAGES)
+NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1")
+
+
+class Unavailable(Exception):
+    """A peer could not be installed; the message says what failed."""
+
+
+def sdk_python() -> Path:
+    """Python of a virtualenv holding the official SDK ({SDK_SPEC})."""
+    home = INTEROP / "sdk-venv"
+    python = home / "bin" / "python"
+    stamp = home / "installed.txt"
+    if stamp.exists() and stamp.read_text() == SDK_SPEC:
+        return python
+    print(f"\ninstalling {SDK_SPEC} into {home} (first run only)...", file=sys.stderr)
+    venv.create(home, with_pip=True, clear=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *SDK_PACKAGES],
+                          capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise Unavailable(f"{SDK_SPEC} is unavailable: {done.stderr[-2000:]}")
+    stamp.write_text(SDK_SPEC)
+    return python
+
+
+def node_modules() -> Path:
+    """node_modules holding grpc-js and proto-loader (from npm, first run only)."""
+    home = INTEROP / "node"
+    stamp = home / "installed.txt"
+    wanted = " ".join(NODE_PACKAGES)
+    if stamp.exists() and stamp.read_text() == wanted:
+        return home / "node_modules"
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise Unavailable("Node.js is unavailable: node and npm are not on PATH "
+                          "(apt-get install nodejs npm)")
+    home.mkdir(parents=True, exist_ok=True)
+    print(f"\ninstalling {wanted} into {home} (first run only)...", file=sys.stderr)
+    done = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund",
+                           "--silent", *NODE_PACKAGES],
+                          capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise Unavailable(f"grpc-js from npm is unavailable: {done.stderr[-2000:]}")
+    stamp.write_text(wanted)
+    return home / "node_modules"
