@@ -43,6 +43,7 @@ from generated.a2a_pb2 import (
 
 from .agent import AgentExecutor, RequestContext
 from .bus import EventBus, LocalEventBus, Subscription
+from .bus.base import Event
 from .context import CallContext
 from .core import lifecycle, listing, states
 from .core.errors import (
@@ -336,7 +337,9 @@ class RequestHandler:
         except BaseException:
             await stack.aclose()
             raise
-        return EventStream(self._follow(stack, subs[0], run.first_seq))
+        sub, first = subs[0], run.first_seq
+        return EventStream(self._follow(stack, sub, first),
+                           ready=lambda: _ready(sub.peek(), first - 1))
 
     async def _duplicate_stream(self, dup: _Duplicate, scope: Scope) -> EventStream:
         """A retried stream: the task as it stands and what follows, or the reply."""
@@ -354,13 +357,14 @@ class RequestHandler:
         if tail.state in states.SETTLED:
             await tail.stack.aclose()
             return EventStream(_one(tail.seq, StreamResponse(task=tail.task)))
-        return EventStream(self._tail(tail, None))
+        return EventStream(self._tail(tail, None), ready=lambda: _ready(tail.sub.peek(), tail.seq))
 
     async def _follow(
         self, stack: AsyncExitStack, sub: Subscription, first_seq: int
     ) -> AsyncGenerator[Numbered, None]:
         async with stack:
-            async for event in sub:
+            while True:
+                event = await sub.next()
                 if event.error is not None:
                     raise event.error
                 if event.seq < first_seq:
@@ -439,7 +443,8 @@ class RequestHandler:
                 f"task {req.id} is {states.name(found.state)}; a final task has no more "
                 "events to subscribe to. Use GetTask to read it"
             )
-        return EventStream(self._tail(found, last))
+        return EventStream(self._tail(found, last),
+                           ready=lambda: _ready(found.sub.peek(), found.seq))
 
     async def _open_tail(self, scope: Scope, task_id: str, resume: int | None = None) -> _Tail:
         """Subscribe, then read the snapshot: no event can fall between the two."""
@@ -465,7 +470,8 @@ class RequestHandler:
                 yield seq, logged
             if tail.state in states.TERMINAL:
                 return
-            async for event in tail.sub:
+            while True:
+                event = await tail.sub.next()
                 if event.error is not None:
                     raise event.error
                 if event.seq <= tail.seq:
@@ -557,6 +563,12 @@ class _Duplicate:
 
     run: Run | None
     task_id: str | None
+
+
+def _ready(head: Event | None, skip_upto: int) -> bool:
+    """Will a stream's next read return at once? Only if the queued event is one
+    it passes on (not one it skips as already sent), or an error."""
+    return head is not None and (head.error is not None or head.seq > skip_upto)
 
 
 async def _one(seq: int, event: StreamResponse) -> AsyncGenerator[Numbered, None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 
 from generated.a2a_pb2 import StreamResponse
 
@@ -22,15 +22,22 @@ class EventStream(AsyncIterator[StreamResponse]):
     event log (the SSE `id:`), or None for an event that has none (the Task
     snapshot that opens a resumed stream). `numbered` is False when the
     source knows no sequence numbers at all (a gateway in front of a gRPC
-    server). Close it (`aclose`) to unsubscribe.
+    server). `ready()` is true when the next event is already here, so a
+    transport may gather several into one write; when it says false, the next
+    read may wait. Close it (`aclose`) to unsubscribe.
     """
 
-    __slots__ = ("_source", "numbered", "seq")
+    __slots__ = ("_ready", "_source", "numbered", "seq")
 
-    def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True) -> None:
+    def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True,
+                 ready: Callable[[], bool] | None = None) -> None:
         self._source = source
+        self._ready = ready
         self.numbered = numbered
         self.seq: int | None = None
+
+    def ready(self) -> bool:
+        return self._ready is not None and self._ready()
 
     def __aiter__(self) -> EventStream:
         return self

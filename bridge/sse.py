@@ -13,6 +13,10 @@ guarding each read with its own task and timer cost more than the rest of
 the event's path. One ticker task per stream sleeps, writes a comment only
 when nothing was written for `keepalive` seconds, and, if that write finds
 the client gone, cancels the loop that reads the source.
+
+Events that are already waiting when one is read (the source says so with
+`ready()`) are rendered and written together: one write, one system call,
+for a burst of events instead of one each.
 """
 
 from __future__ import annotations
@@ -76,6 +80,13 @@ class _Ticker:
             await self._task
 
 
+async def _flush(response: web.StreamResponse, frames: list[bytes]) -> None:
+    if frames:
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        frames.clear()
+        await response.write(data)
+
+
 async def stream(
     request: web.Request,
     events: EventStream,
@@ -88,6 +99,7 @@ async def stream(
     loop = asyncio.get_running_loop()
     ticker: _Ticker | None = None
     counter = 0
+    frames: list[bytes] = []  # rendered, not yet written
     try:
         try:
             await response.prepare(request)
@@ -95,8 +107,11 @@ async def stream(
             async for event in events:
                 counter += 1
                 seq = events.seq if events.numbered else counter
-                await response.write(frame(render(event), event_id=seq))
-                ticker.wrote = loop.time()
+                frames.append(frame(render(event), event_id=seq))
+                if not events.ready():  # the next read may wait: send what we have
+                    await _flush(response, frames)
+                    ticker.wrote = loop.time()
+            await _flush(response, frames)
         except asyncio.CancelledError:
             if ticker is None or not ticker.hung_up:
                 raise  # the server is stopping, not the client
@@ -107,8 +122,9 @@ async def stream(
             pass  # the client went away: nothing to tell it; the task goes on
         except Exception as exc:  # after the first byte, errors go in-band
             data, name = render_error(exc)
+            frames.append(frame(data, event=name))
             with contextlib.suppress(ConnectionResetError):
-                await response.write(frame(data, event=name))
+                await _flush(response, frames)
     finally:
         if ticker is not None:
             await ticker.stop()

@@ -29,6 +29,9 @@ class Subscription(Protocol):
     async def next(self) -> Event:
         """The next event, waiting for it."""
 
+    def peek(self) -> Event | None:
+        """The next event if it is already here (it stays queued), else None."""
+
 
 class EventBus(Protocol):
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
