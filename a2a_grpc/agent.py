@@ -17,24 +17,20 @@ an illegal move (say, `working()` after `complete()`) raises
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from google.protobuf.struct_pb2 import Struct
 
 from generated.a2a_pb2 import (
-    Artifact,
     Message,
     Part,
     Role,
     SendMessageConfiguration,
     StreamResponse,
     Task,
-    TaskArtifactUpdateEvent,
     TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
 )
 
 from .context import CallContext
@@ -98,12 +94,13 @@ class EventSink(Protocol):
 Content = str | Part | Iterable[Part]
 
 
-def _parts(content: Content) -> list[Part]:
+def _add_parts(parts: MutableSequence[Part], content: Content) -> None:
     if isinstance(content, str):
-        return [Part(text=content)]
-    if isinstance(content, Part):
-        return [content]
-    return list(content)
+        parts.add(text=content)  # type: ignore[attr-defined]  # a repeated message field
+    elif isinstance(content, Part):
+        parts.append(content)
+    else:
+        parts.extend(content)
 
 
 class TaskEvents:
@@ -116,14 +113,18 @@ class TaskEvents:
 
     def agent_message(self, content: Content, *, metadata: Struct | None = None) -> Message:
         """A ROLE_AGENT message for this task, with a fresh messageId."""
-        return Message(
-            message_id=new_id(),
-            context_id=self.context_id,
-            task_id=self.task_id,
-            role=Role.ROLE_AGENT,
-            parts=_parts(content),
-            metadata=metadata,
-        )
+        msg = Message()
+        self._fill_message(msg, content, metadata)
+        return msg
+
+    def _fill_message(self, msg: Message, content: Content, metadata: Struct | None) -> None:
+        msg.message_id = new_id()
+        msg.context_id = self.context_id
+        msg.task_id = self.task_id
+        msg.role = Role.ROLE_AGENT
+        _add_parts(msg.parts, content)
+        if metadata is not None:
+            msg.metadata.CopyFrom(metadata)
 
     async def reply(self, content: Content | Message) -> None:
         """Answer with a direct Message instead of a task (new requests only)."""
@@ -142,15 +143,16 @@ class TaskEvents:
         self, state: TaskState, content: Content | Message | None = None
     ) -> None:
         """Move the task to `state`, with an optional agent message."""
-        status = TaskStatus(state=state)
+        # Built in place: each constructor given a message would copy it again.
+        event = StreamResponse()
+        update = event.status_update
+        update.task_id, update.context_id = self.task_id, self.context_id
+        update.status.state = state
         if isinstance(content, Message):
-            status.message.CopyFrom(content)
+            update.status.message.CopyFrom(content)
         elif content is not None:
-            status.message.CopyFrom(self.agent_message(content))
-        update = TaskStatusUpdateEvent(
-            task_id=self.task_id, context_id=self.context_id, status=status
-        )
-        await self._sink.emit(StreamResponse(status_update=update))
+            self._fill_message(update.status.message, content, None)
+        await self._sink.emit(event)
 
     async def submit(self) -> None:
         """Create the task now (SUBMITTED) without any other change."""
@@ -195,20 +197,16 @@ class TaskEvents:
         chunk with `append=False`, later ones with `append=True`, the last
         with `last_chunk=True`.
         """
-        art = Artifact(
-            artifact_id=artifact_id or new_id(),
-            name=name,
-            description=description,
-            parts=_parts(content),
-            extensions=list(extensions),
-            metadata=metadata,
-        )
-        update = TaskArtifactUpdateEvent(
-            task_id=self.task_id,
-            context_id=self.context_id,
-            artifact=art,
-            append=append,
-            last_chunk=last_chunk,
-        )
-        await self._sink.emit(StreamResponse(artifact_update=update))
+        event = StreamResponse()
+        update = event.artifact_update
+        update.task_id, update.context_id = self.task_id, self.context_id
+        update.append, update.last_chunk = append, last_chunk
+        art = update.artifact
+        art.artifact_id = artifact_id or new_id()
+        art.name, art.description = name, description
+        _add_parts(art.parts, content)
+        art.extensions.extend(extensions)
+        if metadata is not None:
+            art.metadata.CopyFrom(metadata)
+        await self._sink.emit(event)
         return art.artifact_id

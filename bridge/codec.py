@@ -39,7 +39,9 @@ def loads(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
         raise ParseError(f"JSON nested deeper than {max_depth} levels") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ParseError(f"invalid JSON: {exc}") from None
-    if _depth_exceeds(value, max_depth):
+    # Nesting can't exceed the number of brackets: most bodies need no walk at all.
+    if (body.count(b"{") + body.count(b"[") > max_depth
+            and _depth_exceeds(value, max_depth)):
         raise ParseError(f"JSON nested deeper than {max_depth} levels")
     return value
 

@@ -38,24 +38,32 @@ def _is_set(msg: ProtoMessage, f: FieldDescriptor) -> bool:
     return bool(getattr(msg, f.name))  # "" / 0 / UNSPECIFIED count as unset
 
 
-def _violations(msg: ProtoMessage, path: str) -> Iterator[FieldViolation]:
+@cache
+def _descends(f: FieldDescriptor) -> bool:
+    """Are `f`'s values messages whose own fields are checked?"""
+    sub = f.message_type
+    return (sub is not None and not sub.GetOptions().map_entry
+            and not sub.full_name.startswith("google.protobuf."))
+
+
+def _check(msg: ProtoMessage, path: str, found: list[FieldViolation]) -> None:
+    # Plain recursion into a list: this runs on every request, and generators
+    # nested per level cost more than the checks themselves.
     desc = msg.DESCRIPTOR
     for f in _required(desc):
         if not _is_set(msg, f):
-            yield FieldViolation(f"{path}{f.json_name}", "is required")
+            found.append(FieldViolation(f"{path}{f.json_name}", "is required"))
     extra = _EXTRA.get(desc.full_name)
     if extra is not None:
-        yield from extra(msg, path)
+        found.extend(extra(msg, path))
     for f, value in msg.ListFields():
-        if f.message_type is None or f.message_type.GetOptions().map_entry:
-            continue
-        if f.message_type.full_name.startswith("google.protobuf."):
+        if not _descends(f):
             continue
         if f.is_repeated:
             for i, item in enumerate(value):
-                yield from _violations(item, f"{path}{f.json_name}[{i}].")
+                _check(item, f"{path}{f.json_name}[{i}].", found)
         else:
-            yield from _violations(value, f"{path}{f.json_name}.")
+            _check(value, f"{path}{f.json_name}.", found)
 
 
 def _part_has_content(msg: ProtoMessage, path: str) -> Iterator[FieldViolation]:
@@ -80,7 +88,8 @@ _EXTRA = {
 
 def validate(request: ProtoMessage) -> None:
     """Raise InvalidParamsError naming every missing or malformed field."""
-    found = list(_violations(request, ""))
+    found: list[FieldViolation] = []
+    _check(request, "", found)
     if found:
         summary = "; ".join(f"{v.field} {v.description}" for v in found[:5])
         raise InvalidParamsError(f"invalid request: {summary}", violations=found)
