@@ -18,6 +18,7 @@ import json
 from functools import cache
 from typing import Any, cast
 
+from aiohttp import web
 from google.api import field_behavior_pb2
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -136,6 +137,18 @@ def to_dict(msg: Message) -> dict[str, Any]:
         if f.json_name not in out and (f.is_repeated or f.message_type is None):
             out[f.json_name] = _default(f)
     return out
+
+
+# Compact JSON, as every answer and event is sent.
+to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def dumps(data: Any) -> bytes:
+    return to_json(data).encode()
+
+
+def json_response(data: Any, content_type: str, status: int = 200) -> web.Response:
+    return web.Response(body=dumps(data), status=status, content_type=content_type)
 
 
 def error_details(exc: BaseException) -> tuple[int, dict[str, Any]]:

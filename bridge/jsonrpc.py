@@ -145,4 +145,4 @@ def _check_request(obj: Any) -> tuple[str, Any]:
 
 
 def _json(data: Any) -> web.Response:
-    return web.json_response(data, content_type=JSON_TYPE)
+    return codec.json_response(data, JSON_TYPE)

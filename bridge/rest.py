@@ -54,7 +54,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
 
 def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
     status = http_status or wire_of(public(exc)).http
-    return web.json_response(error_body(exc), status=status)
+    return codec.json_response(error_body(exc), "application/json", status)
 
 
 class RestEndpoints:
@@ -106,7 +106,7 @@ class RestEndpoints:
         except Exception as exc:
             note(exc, f"REST {method.name}")
             return error_response(exc)
-        return web.json_response(codec.to_dict(result), content_type=CONTENT_TYPE)
+        return codec.json_response(codec.to_dict(result), CONTENT_TYPE)
 
     @staticmethod
     def _noted(exc: BaseException, method: Method) -> dict[str, Any]:

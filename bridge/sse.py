@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -32,20 +31,19 @@ from aiohttp import web
 from a2a_grpc.streams import EventStream
 from generated.a2a_pb2 import StreamResponse
 
+from . import codec
+
 HEADERS = {
     "Content-Type": "text/event-stream",
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",  # let proxies such as nginx pass events through at once
 }
 KEEPALIVE = b": keep-alive\n\n"
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
 def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
     head = "" if event_id is None else f"id: {event_id}\n"
     if event is not None:
         head += f"event: {event}\n"
-    return f"{head}data: {_dumps(data)}\n\n".encode()
+    return f"{head}data: {codec.to_json(data)}\n\n".encode()
 
 
 class _Ticker:
