@@ -25,8 +25,10 @@ LOADGEN_CPU = 1
 
 
 def pin(cpu: int) -> None:
-    """Run this process on one CPU (when the machine has it)."""
-    if hasattr(os, "sched_setaffinity") and cpu in os.sched_getaffinity(0):
+    """Run this process on one CPU (when the machine has it). Checked against
+    the machine, not this process's affinity: a server started by a load
+    generator already pinned elsewhere must still move to its own CPU."""
+    if hasattr(os, "sched_setaffinity") and cpu < (os.cpu_count() or 1):
         os.sched_setaffinity(0, {cpu})
 
 
@@ -108,3 +110,9 @@ def start_all(servers: list[Server]) -> None:
         s.start()
     for s in servers:
         s.wait_ready()
+        # Servers and load generator on one CPU would halve every figure, silently.
+        assert s.proc is not None
+        if (os.cpu_count() or 1) > LOADGEN_CPU and hasattr(os, "sched_getaffinity"):
+            where = os.sched_getaffinity(s.proc.pid)
+            if where != {SERVER_CPU}:
+                raise RuntimeError(f"{s.label} runs on CPUs {sorted(where)}, not {SERVER_CPU}")
