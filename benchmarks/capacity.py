@@ -12,6 +12,7 @@ every stream still gets its events. Each measure starts fresh servers.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -119,32 +120,38 @@ async def open_streams(server: Server, n: int, binding: str) -> tuple[float, int
     return (held - before) / n, sum(1 for r in results if r is True)
 
 
+async def _measure(server: Server, what: str, tasks: int, streams: int,
+                   progress: Callable[[str], None]) -> tuple[float, int]:
+    start_all([server])
+    try:
+        began = time.perf_counter()
+        if what == "tasks":
+            found = await rss_after_tasks(server, tasks)
+        else:
+            found = await open_streams(server, streams, what)
+        progress(f"memory {what} {server.label}: {found[0] / 1024:.1f} KiB each, "
+                 f"{found[1]} ({time.perf_counter() - began:.0f} s)")
+        return found
+    finally:
+        server.stop()
+
+
 async def run(sdk_python: Path, tasks: int, streams: int,
               progress: Callable[[str], None]) -> list[Memory]:
     out: list[Memory] = []
-    for what in ("tasks", "JSON-RPC", "gRPC"):
-        figures: dict[str, tuple[float, int]] = {}
-        for name in ("ours", "sdk"):
-            server = Server(name, sdk_python if name == "sdk" else None)
-            start_all([server])
-            try:
-                start = time.perf_counter()
-                if what == "tasks":
-                    figures[name] = await rss_after_tasks(server, tasks)
-                else:
-                    figures[name] = await open_streams(server, streams, what)
-                progress(f"memory {what} {name}: {figures[name][0] / 1024:.1f} KiB each, "
-                         f"{figures[name][1]} ({time.perf_counter() - start:.0f} s)")
-            finally:
-                server.stop()
-        (o, o_n), (s, s_n) = figures["ours"], figures["sdk"]
-        if what == "tasks":
-            out.append(Memory(f"RSS growth per task ({tasks} tasks)", o / 1024, s / 1024,
-                              "KiB", f"errors: ours {o_n}, SDK {s_n}"))
-        else:
-            out.append(Memory(f"RSS per open stream ({streams} {what} streams)", o / 1024,
-                              s / 1024, "KiB",
-                              f"streams that got every event: ours {o_n}/{streams}, "
-                              f"SDK {s_n}/{streams}"))
+    sdk = await _measure(Server("sdk", sdk_python), "tasks", tasks, streams, progress)
+    with tempfile.TemporaryDirectory() as tmp:
+        for store, label in (("memory", "memory store"),
+                             (f"sqlite:///{tmp}/tasks.db", "SQLite, the default store")):
+            ours = await _measure(Server("ours", store=store), "tasks", tasks, streams, progress)
+            out.append(Memory(f"RSS growth per task, {tasks} tasks (ours: {label})",
+                              ours[0] / 1024, sdk[0] / 1024, "KiB",
+                              f"errors: ours {ours[1]}, SDK {sdk[1]}"))
+    for binding in ("JSON-RPC", "gRPC"):
+        ours = await _measure(Server("ours"), binding, tasks, streams, progress)
+        theirs = await _measure(Server("sdk", sdk_python), binding, tasks, streams, progress)
+        out.append(Memory(f"RSS per open stream, {streams} {binding} streams", ours[0] / 1024,
+                          theirs[0] / 1024, "KiB",
+                          f"streams that got every event: ours {ours[1]}/{streams}, "
+                          f"SDK {theirs[1]}/{streams}"))
     return out
-
