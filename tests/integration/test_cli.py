@@ -19,19 +19,19 @@ from tests.conftest import send_request
 from tests.processes import ROOT, free_port, reap, spawn, wait_http, wait_serving
 
 
-@pytest.fixture
-def server() -> Iterator[tuple[subprocess.Popen[str], int]]:
+@pytest.fixture(params=["uvloop", "asyncio"])
+def server(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[str], int, str]]:
     port = free_port()
     proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                 "--grace", "2")
-    yield proc, port
+                 "--grace", "2", "--loop", request.param)
+    yield proc, port, request.param
     reap(proc)
 
 
 async def test_serve_answers_and_stops_cleanly_on_sigterm(
-    server: tuple[subprocess.Popen[str], int],
+    server: tuple[subprocess.Popen[str], int, str],
 ) -> None:
-    proc, port = server
+    proc, port, loop = server
     channel = await wait_serving(port, proc)
     stub = A2AServiceStub(channel)
     resp = await stub.SendMessage(send_request("hi from a subprocess"))
@@ -45,6 +45,7 @@ async def test_serve_answers_and_stops_cleanly_on_sigterm(
     assert time.monotonic() - started < 10
     out = proc.stdout.read() if proc.stdout else ""
     assert f"127.0.0.1:{port}" in out and "stopped" in out
+    assert f"event loop: {loop}" in out
     await channel.close()
 
 
