@@ -129,26 +129,22 @@ def parse(data: dict[str, Any], cls: type[Message]) -> Message:
 Setter = Callable[[Message, Any], None]
 
 
+def _exact(kind: type) -> Callable[[Any], Any]:
+    def check(v: Any) -> Any:
+        if type(v) is not kind:  # not isinstance: True is no integer here
+            raise Fallback
+        return v  # an integer out of range: the setter's ValueError falls back
+    return check
+
+
 def _check_scalar(f: FieldDescriptor) -> Callable[[Any], Any]:
     """The stored value of a JSON value that has exactly the field's JSON type."""
     if f.type == F.TYPE_STRING:
-        def string(v: Any) -> Any:
-            if type(v) is not str:
-                raise Fallback
-            return v
-        return string
+        return _exact(str)
     if f.type == F.TYPE_BOOL:
-        def boolean(v: Any) -> Any:
-            if type(v) is not bool:
-                raise Fallback
-            return v
-        return boolean
+        return _exact(bool)
     if f.type in _INT32 or f.type in _INT64:
-        def integer(v: Any) -> Any:
-            if type(v) is not int:
-                raise Fallback
-            return v  # out of range: the setter raises ValueError, which falls back
-        return integer
+        return _exact(int)
     if f.type == F.TYPE_ENUM and f.enum_type is not None:
         numbers = {v.name: v.number for v in f.enum_type.values}
 
