@@ -62,14 +62,15 @@ from .core.validate import require, validate
 from .push.policy import PushPolicy
 from .runtime import ActorRegistry, OnCreate, Run, TaskActor
 from .stores import MemoryTaskStore, Scope, TaskStore
-from .streams import LAST_EVENT_ID, EventStream, Numbered
+from .streams import LAST_EVENT_ID, RESUMABLE_STREAMS_URI, EventStream, Numbered
 
 SUPPORTED_VERSIONS = ("1.0",)
 RESUMABLE_STREAMS = AgentExtension(
-    uri="urn:a2a-grpc:extension:resumable-streams:v1",
+    uri=RESUMABLE_STREAMS_URI,
     description=(
         "Every task event has a sequence number (the SSE id:; on gRPC the first event's "
-        "number is in the a2a-first-event-id header, later ones count up by one). "
+        "number is in the a2a-first-event-id header, sent when the call declares this "
+        "extension in a2a-extensions; later ones count up by one). "
         "SubscribeToTask with Last-Event-ID (HTTP) or a2a-last-event-id (gRPC metadata) "
         "replays every event after that number, then continues live; on a task that "
         "has ended it replays and closes."),
@@ -329,7 +330,9 @@ class RequestHandler:
             started = await self._start(req, ctx, subscribe)
             if isinstance(started, _Duplicate):
                 await stack.aclose()
-                return await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+                stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+                stream.announce = _announce(ctx)
+                return stream
             run = started[1]
             error = await run.started
             if error is not None:
@@ -339,7 +342,7 @@ class RequestHandler:
             raise
         sub, first = subs[0], run.first_seq
         return EventStream(self._follow(stack, sub, first),
-                           ready=lambda: _ready(sub.peek(), first - 1))
+                           ready=lambda: _ready(sub.peek(), first - 1), announce=_announce(ctx))
 
     async def _duplicate_stream(self, dup: _Duplicate, scope: Scope) -> EventStream:
         """A retried stream: the task as it stands and what follows, or the reply."""
@@ -443,8 +446,8 @@ class RequestHandler:
                 f"task {req.id} is {states.name(found.state)}; a final task has no more "
                 "events to subscribe to. Use GetTask to read it"
             )
-        return EventStream(self._tail(found, last),
-                           ready=lambda: _ready(found.sub.peek(), found.seq))
+        return EventStream(self._tail(found, last), ready=lambda: _ready(found.sub.peek(),
+                           found.seq), announce=_announce(ctx))
 
     async def _open_tail(self, scope: Scope, task_id: str, resume: int | None = None) -> _Tail:
         """Subscribe, then read the snapshot: no event can fall between the two."""
@@ -563,6 +566,11 @@ class _Duplicate:
 
     run: Run | None
     task_id: str | None
+
+
+def _announce(ctx: CallContext) -> bool:
+    """Does the caller want sequence numbers where they cost a message of their own?"""
+    return RESUMABLE_STREAMS.uri in ctx.extensions
 
 
 def _ready(head: Event | None, skip_upto: int) -> bool:

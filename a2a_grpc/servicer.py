@@ -129,9 +129,11 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
             async with aclosing(events):  # type: ignore[type-var]
                 first = True
                 async for event in events:
-                    if first and isinstance(events, EventStream) and events.seq is not None:
+                    if (first and isinstance(events, EventStream) and events.announce
+                            and events.seq is not None):
                         # gRPC has no per-message ids: tell the client the first event's
-                        # sequence number; the ones after it count up by one.
+                        # sequence number; the ones after it count up by one. Only to a
+                        # client that wants it: it costs an operation before the event.
                         await context.send_initial_metadata(
                             ((FIRST_EVENT_ID, str(events.seq)),))
                     first = False

@@ -13,6 +13,8 @@ Numbered = tuple[int | None, StreamResponse]
 FIRST_EVENT_ID = "a2a-first-event-id"
 # How a client asks SubscribeToTask to resume after an event (HTTP: Last-Event-ID).
 LAST_EVENT_ID = "a2a-last-event-id"
+# The extension (in the card, and declared by clients in A2A-Extensions) for all of this.
+RESUMABLE_STREAMS_URI = "urn:a2a-grpc:extension:resumable-streams:v1"
 
 
 class EventStream(AsyncIterator[StreamResponse]):
@@ -24,16 +26,20 @@ class EventStream(AsyncIterator[StreamResponse]):
     source knows no sequence numbers at all (a gateway in front of a gRPC
     server). `ready()` is true when the next event is already here, so a
     transport may gather several into one write; when it says false, the next
-    read may wait. Close it (`aclose`) to unsubscribe.
+    read may wait. `announce` says whether a transport that carries numbers
+    apart from the events (gRPC's `a2a-first-event-id` header, one more
+    operation before the first event) should send them: the client declared
+    the resumable-streams extension. Close it (`aclose`) to unsubscribe.
     """
 
-    __slots__ = ("_ready", "_source", "numbered", "seq")
+    __slots__ = ("_ready", "_source", "announce", "numbered", "seq")
 
     def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True,
-                 ready: Callable[[], bool] | None = None) -> None:
+                 ready: Callable[[], bool] | None = None, announce: bool = True) -> None:
         self._source = source
         self._ready = ready
         self.numbered = numbered
+        self.announce = announce
         self.seq: int | None = None
 
     def ready(self) -> bool:

@@ -24,7 +24,13 @@ from generated.a2a_pb2_grpc import A2AServiceStub
 from .context import CURRENT_VERSION, CallContext
 from .core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
 from .status import error_of_status
-from .streams import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
+from .streams import (
+    FIRST_EVENT_ID,
+    LAST_EVENT_ID,
+    RESUMABLE_STREAMS_URI,
+    EventStream,
+    Numbered,
+)
 
 log = logging.getLogger("a2a_grpc.upstream")
 FORWARDED = ("authorization",)
@@ -85,10 +91,12 @@ class UpstreamService:
     async def close(self) -> None:
         await self.channel.close()
 
-    def _metadata(self, ctx: CallContext) -> list[tuple[str, str]]:
+    def _metadata(self, ctx: CallContext, stream: bool = False) -> list[tuple[str, str]]:
         md = [("a2a-version", ctx.version or CURRENT_VERSION)]
-        if ctx.extensions:
-            md.append(("a2a-extensions", ",".join(sorted(ctx.extensions))))
+        # A stream asks for its events' numbers: they become the SSE ids it serves.
+        extensions = ctx.extensions | {RESUMABLE_STREAMS_URI} if stream else ctx.extensions
+        if extensions:
+            md.append(("a2a-extensions", ",".join(sorted(extensions))))
         md.extend((k, ctx.metadata[k]) for k in FORWARDED if k in ctx.metadata)
         resume = ctx.metadata.get(LAST_EVENT_ID) or ctx.metadata.get("last-event-id")
         if resume:
@@ -102,7 +110,7 @@ class UpstreamService:
             raise error_of_call(err, self.target) from None
 
     async def _stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
-        metadata = self._metadata(ctx)
+        metadata = self._metadata(ctx, stream=True)
         call = getattr(self._stub, rpc)(req, metadata=metadata)
         try:
             first = await call.read()  # errors surface here, before any event

@@ -189,8 +189,13 @@ class A2AClient:
 
     # -- plumbing --
 
-    def _headers(self, rpc: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    def _headers(self, rpc: str, extra: Mapping[str, str] | None = None,
+                 extensions: tuple[str, ...] = ()) -> dict[str, str]:
         headers = {"A2A-Version": CURRENT_VERSION, **self.options.headers, **(extra or {})}
+        if extensions:  # declared beside any the caller's own headers declare
+            declared = [headers.pop(k) for k in list(headers) if k.lower() == "a2a-extensions"]
+            uris = [u.strip() for v in declared for u in v.split(",") if u.strip()]
+            headers["A2A-Extensions"] = ", ".join(dict.fromkeys([*uris, *extensions]))
         if self.options.bearer:
             headers["Authorization"] = f"Bearer {self.options.bearer}"
         if self.options.api_key:
@@ -228,13 +233,13 @@ class A2AClient:
                 await asyncio.sleep(delay)
 
     async def _open(self, rpc: str, req: Message, extra: Mapping[str, str] | None = None,
-                    retry: bool = False) -> EventStream:
+                    retry: bool = False, extensions: tuple[str, ...] = ()) -> EventStream:
         attempt = 0
         while True:
             try:
                 return await asyncio.wait_for(self.transport.stream(
-                    rpc, req, self._headers(rpc, extra), retry=attempt > 0 or retry),
-                    self.options.timeout)
+                    rpc, req, self._headers(rpc, extra, extensions),
+                    retry=attempt > 0 or retry), self.options.timeout)
             except UnavailableError:
                 attempt += 1
                 if attempt > self.options.retries:
@@ -245,7 +250,8 @@ class A2AClient:
         req = self._scoped(req)
         resumable = self.options.resume and any(
             x.uri == RESUMABLE_STREAMS.uri for x in self.card.capabilities.extensions)
-        stream = await self._open(rpc, req)
+        declare = (RESUMABLE_STREAMS.uri,) if resumable else ()  # gRPC then numbers events
+        stream = await self._open(rpc, req, extensions=declare)
         task_id, last_seq, resumes = "", None, 0
         skip_snapshot = False
         try:
@@ -280,7 +286,8 @@ class A2AClient:
                     sub.tenant = req.tenant
                 stream = await self._open("SubscribeToTask", sub,
                                           {LAST_EVENT_ID: str(last_seq),
-                                           "Last-Event-ID": str(last_seq)}, retry=True)
+                                           "Last-Event-ID": str(last_seq)}, retry=True,
+                                          extensions=declare)
                 skip_snapshot = True
         finally:
             await stream.aclose()

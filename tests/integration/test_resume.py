@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from a2a_grpc.streams import FIRST_EVENT_ID
+from a2a_grpc.streams import FIRST_EVENT_ID, RESUMABLE_STREAMS_URI
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import StackFactory, send_request
@@ -31,7 +31,8 @@ async def read_rest(call: grpc.aio.UnaryStreamCall) -> list[pb.StreamResponse]:
 @pytest.mark.parametrize("cut", [1, 2, 7, 30, 52])
 async def test_grpc_resume_after_a_drop(stack: StackFactory, cut: int) -> None:
     s = await stack()
-    call = s.binding("grpc").stub.SendStreamingMessage(send_request("stream 50"))  # type: ignore[attr-defined]
+    call = s.binding("grpc").stub.SendStreamingMessage(  # type: ignore[attr-defined]
+        send_request("stream 50"), metadata=(("a2a-extensions", RESUMABLE_STREAMS_URI),))
     first_id = int(dict(await call.initial_metadata())[FIRST_EVENT_ID])
     seen = await read_n(call, cut)
     call.cancel()  # the connection drops
@@ -87,3 +88,24 @@ async def test_resume_of_a_finished_stream_replays_and_closes(stack: StackFactor
     seen = await stream_fails(stub.SubscribeToTask(
         pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "seven"),)))
     assert seen.reason == "INVALID_PARAMS"
+
+
+async def test_grpc_numbers_only_for_callers_that_declare_the_extension(
+        stack: StackFactory) -> None:
+    """The a2a-first-event-id header costs an operation before the first event: it goes
+    to callers that declared resumable streams, and to no one else."""
+    s = await stack()
+    stub = s.binding("grpc").stub  # type: ignore[attr-defined]
+    plain = stub.SendStreamingMessage(send_request("stream 2"))
+    assert FIRST_EVENT_ID not in dict(await plain.initial_metadata())
+    events = await read_rest(plain)
+    assert chunks(events) == ["chunk 1/2", "chunk 2/2"]
+    declared = stub.SendStreamingMessage(send_request("stream 2"), metadata=(
+        ("a2a-extensions", f"https://example.com/other, {RESUMABLE_STREAMS_URI}"),))
+    assert dict(await declared.initial_metadata())[FIRST_EVENT_ID] == "1"
+    await read_rest(declared)
+    asked = (await s.binding("grpc").call("SendMessage", send_request("ask"))).task  # type: ignore[attr-defined]
+    watched = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=asked.id),
+                                   metadata=(("a2a-extensions", RESUMABLE_STREAMS_URI),))
+    assert dict(await watched.initial_metadata())[FIRST_EVENT_ID] == "2"  # the snapshot's
+    watched.cancel()
