@@ -68,7 +68,7 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
         )
     try:
         return protojson.parse(data, cls)
-    except protojson.Fallback:
+    except Exception:  # Fallback, or any surprise on odd input: never an internal error
         pass  # json_format decides: it accepts the input or names what is wrong
     try:
         # Unknown fields are dropped first, so that the strict parse still rejects
