@@ -3,35 +3,125 @@
 Tasks and events are kept as serialized bytes, so nothing a caller holds can
 alias what is stored. Listing sorts the scope's tasks on each call: fine for
 thousands of tasks; the SQL stores serve large volumes from an index.
+
+Memory per task is kept small (`make bench` measures it against the official
+SDK's in-memory store):
+- A task still taking events is a `_Live` row; its log is one bytearray of
+  framed events. Once the task is final (it takes no more events) the row
+  is packed into a single bytes object: header, context id, task, log.
+- The task id and context id, repeated in the task and in every event, are
+  stored once per row (`_pack_ids`): each occurrence in the serialized
+  bytes becomes a two-byte token.
+- The messageId index shares the task id strings of the task table.
 """
 
 from __future__ import annotations
 
+import struct
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
 from ..core import listing, states
+from ..core.ids import nanos_of
 from ..core.listing import SortKey, TaskQuery
 from .base import Delivery, Scope, StoredTask
 
+_ESC, _ESC_ESC, _TASK_ID, _CONTEXT_ID = b"\xff", b"\xff\x00", b"\xff\x01", b"\xff\x02"
+_UNSAFE = frozenset(b"\x00\x01\x02\xff")
+_FRAME = struct.Struct("<qI")  # an event in a log: seq, length; then the event
+_HEAD = struct.Struct("<qqBII")  # a packed row: ns, seq, state, context id length, task length
+_TERMINAL = frozenset(int(s) for s in states.TERMINAL)
+
+
+def _substitutable(value: bytes) -> bool:
+    """Can `value` become a token? Not when empty, and not when it holds the
+    escape byte or a token's second byte (a match could then swallow part of
+    a token). UTF-8 never holds 0xff; the other three are control characters."""
+    return bool(value) and _UNSAFE.isdisjoint(value)
+
+
+def _pack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
+    """`data` with each occurrence of the ids replaced by a two-byte token.
+
+    Escaping 0xff first makes every 0xff of the result the start of exactly
+    one token, so `_unpack_ids` restores `data` byte for byte."""
+    if _ESC in data:
+        data = data.replace(_ESC, _ESC_ESC)
+    if _substitutable(task_id):
+        data = data.replace(task_id, _TASK_ID)
+    if _substitutable(context_id):
+        data = data.replace(context_id, _CONTEXT_ID)
+    return data
+
+
+def _unpack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
+    if _ESC not in data:
+        return data
+    return (data.replace(_TASK_ID, task_id).replace(_CONTEXT_ID, context_id)
+            .replace(_ESC_ESC, _ESC))
+
 
 @dataclass(slots=True)
-class _Row:
-    blob: bytes
+class _Live:
+    """A task that may still take events."""
+
+    blob: bytes  # the task, ids packed
     seq: int
-    key: SortKey
+    ns: int  # status timestamp, for sorting
     context_id: str
     state: int
-    log: list[tuple[int, bytes]] = field(default_factory=list)
+    log: bytearray = field(default_factory=bytearray)  # frames: _FRAME then the event
+
+    def packed(self) -> bytes:
+        cid = self.context_id.encode()
+        return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(self.blob)),
+                         cid, self.blob, self.log))
+
+
+class _View:
+    """Read access to either kind of row."""
+
+    __slots__ = ("blob", "context_id", "log", "ns", "seq", "state")
+    log: bytes | bytearray
+
+    def __init__(self, row: _Live | bytes) -> None:
+        if isinstance(row, _Live):
+            self.ns, self.seq, self.state = row.ns, row.seq, row.state
+            self.context_id, self.blob, self.log = row.context_id, row.blob, row.log
+            return
+        self.ns, self.seq, self.state, cid_len, blob_len = _HEAD.unpack_from(row)
+        start = _HEAD.size + cid_len
+        self.context_id = row[_HEAD.size:start].decode()
+        self.blob, self.log = row[start:start + blob_len], row[start + blob_len:]
+
+    def task(self, task_id: str) -> Task:
+        return Task.FromString(_unpack_ids(self.blob, task_id.encode(), self.context_id.encode()))
+
+    def events(self, task_id: str) -> Iterator[tuple[int, bytes]]:
+        tid, cid = task_id.encode(), self.context_id.encode()
+        log, at = self.log, 0
+        while at < len(log):
+            seq, size = _FRAME.unpack_from(log, at)
+            at += _FRAME.size
+            yield seq, _unpack_ids(bytes(log[at:at + size]), tid, cid)
+            at += size
+
+
+def _head(row: _Live | bytes) -> tuple[int, int, int]:
+    """(ns, seq, state) of a row, without unpacking the rest."""
+    if isinstance(row, _Live):
+        return row.ns, row.seq, row.state
+    return _HEAD.unpack_from(row)[:3]
 
 
 @dataclass(slots=True)
 class MemoryTaskStore:
-    _tasks: dict[Scope, dict[str, _Row]] = field(default_factory=dict)
+    _tasks: dict[Scope, dict[str, _Live | bytes]] = field(default_factory=dict)
     _push: dict[tuple[Scope, str], dict[str, bytes]] = field(default_factory=dict)
-    _messages: dict[tuple[Scope, str], str] = field(default_factory=dict)
+    _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _next_id: int = 1
 
@@ -45,18 +135,32 @@ class MemoryTaskStore:
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False,
     ) -> None:
-        tasks = self._tasks.setdefault(scope, {})
-        old = tasks.get(task.id)
-        log = old.log if old is not None else []
-        log.append((seq, event.SerializeToString()))
-        tasks[task.id] = _Row(task.SerializeToString(), seq, listing.sort_key(task),
-                              task.context_id, task.status.state, log)
+        tasks = self._tasks.get(scope)
+        if tasks is None:
+            tasks = self._tasks[scope] = {}
+        task_id, context_id = task.id, task.context_id
+        tid, cid = task_id.encode(), context_id.encode()
+        old = tasks.get(task_id)
+        if isinstance(old, bytes):  # a final task taking an event: unpack it
+            view = _View(old)
+            old = _Live(view.blob, view.seq, view.ns, view.context_id, view.state,
+                        bytearray(view.log))
+        status = task.status
+        row = _Live(_pack_ids(task.SerializeToString(), tid, cid), seq,
+                    nanos_of(status.timestamp), context_id, status.state,
+                    old.log if old is not None else bytearray())
+        body = _pack_ids(event.SerializeToString(), tid, cid)
+        row.log += _FRAME.pack(seq, len(body))
+        row.log += body
+        # An existing key keeps its string object; a new task's id string is
+        # shared by the message index below.
+        tasks[task_id] = row.packed() if row.state in _TERMINAL else row
         if message_id:
-            self._messages[(scope, message_id)] = task.id
+            self._messages.setdefault(scope, {})[message_id] = task_id
         if notify:
-            for config_id in self._push.get((scope, task.id), {}):
+            for config_id in self._push.get((scope, task_id), {}):
                 self._outbox[self._next_id] = _Entry(
-                    Delivery(self._next_id, scope, task.id, config_id, seq, 0, ""),
+                    Delivery(self._next_id, scope, task_id, config_id, seq, 0, ""),
                     time.time_ns())
                 self._next_id += 1
 
@@ -64,7 +168,11 @@ class MemoryTaskStore:
         row = self._tasks.get(scope, {}).get(task_id)
         if row is None:
             return None
-        return StoredTask(Task.FromString(row.blob), row.seq)
+        if isinstance(row, _Live):
+            return StoredTask(Task.FromString(
+                _unpack_ids(row.blob, task_id.encode(), row.context_id.encode())), row.seq)
+        view = _View(row)
+        return StoredTask(view.task(task_id), view.seq)
 
     async def events(
         self, scope: Scope, task_id: str, after: int, upto: int
@@ -72,35 +180,50 @@ class MemoryTaskStore:
         row = self._tasks.get(scope, {}).get(task_id)
         if row is None:
             return []
-        return [(s, StreamResponse.FromString(b)) for s, b in row.log if after < s <= upto]
+        return [(s, StreamResponse.FromString(b)) for s, b in _View(row).events(task_id)
+                if after < s <= upto]
 
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
-        rows = self._tasks.get(Scope(query.tenant, query.owner), {}).values()
-        hits = [r for r in rows if _matches(query, r)]
-        hits.sort(key=lambda r: r.key, reverse=True)
-        after = [r for r in hits if listing.after_cursor(query, r.key)]
-        return [Task.FromString(r.blob) for r in after[: query.page_size]], len(hits)
+        rows = self._tasks.get(Scope(query.tenant, query.owner), {})
+        hits: list[tuple[SortKey, _View]] = []
+        for task_id, row in rows.items():
+            ns, _, state = _head(row)
+            if ((query.status and state != query.status)
+                    or (query.after_ns is not None and ns < query.after_ns)):
+                continue
+            view = _View(row)
+            if query.context_id and view.context_id != query.context_id:
+                continue
+            hits.append(((ns, task_id), view))
+        hits.sort(key=lambda hit: hit[0], reverse=True)
+        page = [(key, view) for key, view in hits if listing.after_cursor(query, key)]
+        return [view.task(key[1]) for key, view in page[: query.page_size]], len(hits)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        return self._messages.get((scope, message_id))
+        return self._messages.get(scope, {}).get(message_id)
 
     async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
-        return [(scope, StoredTask(Task.FromString(r.blob), r.seq))
-                for scope, rows in self._tasks.items() for r in rows.values()
-                if r.state in (states.SUBMITTED, states.WORKING)]
+        found: list[tuple[Scope, StoredTask]] = []
+        for scope, rows in self._tasks.items():
+            for task_id, row in rows.items():
+                if _head(row)[2] in (states.SUBMITTED, states.WORKING):
+                    view = _View(row)
+                    found.append((scope, StoredTask(view.task(task_id), view.seq)))
+        return found
 
     async def purge(self, before_ns: int) -> int:
         gone = 0
         for scope, rows in self._tasks.items():
             for task_id in [i for i, r in rows.items()
-                            if r.state in states.TERMINAL and r.key[0] < before_ns]:
+                            if _head(r)[2] in _TERMINAL and _head(r)[0] < before_ns]:
                 del rows[task_id]
                 self._push.pop((scope, task_id), None)
                 gone += 1
-        alive = {(scope, t) for scope, rows in self._tasks.items() for t in rows}
         self._outbox = {k: e for k, e in self._outbox.items()
-                        if (e.delivery.scope, e.delivery.task_id) in alive}
-        self._messages = {k: v for k, v in self._messages.items() if (k[0], v) in alive}
+                        if e.delivery.task_id in self._tasks.get(e.delivery.scope, {})}
+        for scope, index in self._messages.items():
+            rows = self._tasks.get(scope, {})
+            self._messages[scope] = {m: t for m, t in index.items() if t in rows}
         return gone
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
@@ -163,11 +286,3 @@ class _Entry:
     delivery: Delivery
     next_ns: int
     dead: bool = False
-
-
-def _matches(query: TaskQuery, row: _Row) -> bool:
-    if query.context_id and row.context_id != query.context_id:
-        return False
-    if query.status and row.state != query.status:
-        return False
-    return query.after_ns is None or row.key[0] >= query.after_ns

@@ -72,6 +72,34 @@ async def test_tasks_and_their_log(store: TaskStore) -> None:
     assert [(sc, s.task.id) for sc, s in await store.unsettled()] == [(ME, t.id)]
 
 
+async def test_content_comes_back_byte_for_byte(store: TaskStore) -> None:
+    """Ids that recur inside the content, non-ASCII ids, raw bytes (the memory
+    store packs repeated ids), and an event logged after a final state."""
+    tid, cid = "tâche-\u00ff-\U0001f600", "ctx-\u0001"
+    t = pb.Task(id=tid, context_id=cid, status=pb.TaskStatus(state=states.WORKING))
+    t.status.timestamp.FromNanoseconds(1_700_000_000_000_000_000)
+    raw = b"\xff\x01\xff" + tid.encode() + b"\xff\x00" + cid.encode() + b"\xff"
+    t.artifacts.add(artifact_id=tid, parts=[pb.Part(raw=raw), pb.Part(text=tid + cid)])
+    t.history.add(message_id=tid, context_id=cid, task_id=tid, role=pb.ROLE_USER,
+                  parts=[pb.Part(text="\xff" + tid)])
+    await store.append(ME, t, 1, ev(t), tid)
+    done = pb.Task()
+    done.CopyFrom(t)
+    done.status.state = states.COMPLETED
+    final = pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=tid, context_id=cid, status=done.status))
+    await store.append(ME, done, 2, final)
+    late = pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
+        task_id=tid, context_id=cid, artifact=t.artifacts[0]))
+    await store.append(ME, done, 3, late)
+    got = await store.get(ME, tid)
+    assert got is not None and got.task == done and got.seq == 3
+    assert await store.events(ME, tid, 0, 9) == [(1, ev(t)), (2, final), (3, late)]
+    assert await store.task_for_message(ME, tid) == tid
+    page, total = await store.list_tasks(query(context_id=cid, include_artifacts=True))
+    assert total == 1 and page[0].id == tid and page[0].artifacts[0].parts[0].raw == raw
+
+
 async def test_list_pages_filters_and_totals(store: TaskStore) -> None:
     for i in range(25):
         state = states.WORKING if i % 5 == 0 else states.COMPLETED
