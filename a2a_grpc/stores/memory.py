@@ -9,14 +9,16 @@ SDK's in-memory store):
 - A task still taking events is a `_Live` row; its log is one bytearray of
   framed events. Once the task is final (it takes no more events) the row
   is packed into a single bytes object: header, context id, task, log.
-- The task id and context id, repeated in the task and in every event, are
-  stored once per row (`_pack_ids`): each occurrence in the serialized
-  bytes becomes a two-byte token.
+- In a packed row the task id and context id, repeated in the task and in
+  every event, are stored once (`_pack_ids`): each occurrence in the
+  serialized bytes becomes a two-byte token. Packing happens once per task,
+  off the per-event path.
 - The messageId index shares the task id strings of the task table.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 import time
 from collections.abc import Iterator
@@ -30,7 +32,7 @@ from ..core.listing import SortKey, TaskQuery
 from .base import Delivery, Scope, StoredTask
 
 _ESC, _ESC_ESC, _TASK_ID, _CONTEXT_ID = b"\xff", b"\xff\x00", b"\xff\x01", b"\xff\x02"
-_UNSAFE = frozenset(b"\x00\x01\x02\xff")
+_UNSAFE = re.compile(b"[\x00\x01\x02\xff]").search
 _FRAME = struct.Struct("<qI")  # an event in a log: seq, length; then the event
 _HEAD = struct.Struct("<qqBII")  # a packed row: ns, seq, state, context id length, task length
 _TERMINAL = frozenset(int(s) for s in states.TERMINAL)
@@ -40,7 +42,7 @@ def _substitutable(value: bytes) -> bool:
     """Can `value` become a token? Not when empty, and not when it holds the
     escape byte or a token's second byte (a match could then swallow part of
     a token). UTF-8 never holds 0xff; the other three are control characters."""
-    return bool(value) and _UNSAFE.isdisjoint(value)
+    return bool(value) and _UNSAFE(value) is None
 
 
 def _pack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
@@ -66,47 +68,61 @@ def _unpack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
 
 @dataclass(slots=True)
 class _Live:
-    """A task that may still take events."""
+    """A task that may still take events; stored as it came."""
 
-    blob: bytes  # the task, ids packed
+    blob: bytes  # the task
     seq: int
     ns: int  # status timestamp, for sorting
     context_id: str
     state: int
     log: bytearray = field(default_factory=bytearray)  # frames: _FRAME then the event
 
-    def packed(self) -> bytes:
-        cid = self.context_id.encode()
-        return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(self.blob)),
-                         cid, self.blob, self.log))
+    def packed(self, task_id: str) -> bytes:
+        """The row as one bytes object, ids packed (in the task, and in the log as a
+        whole: its frame lengths are those of the unpacked events)."""
+        tid, cid = task_id.encode(), self.context_id.encode()
+        blob = _pack_ids(self.blob, tid, cid)
+        return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(blob)),
+                         cid, blob, _pack_ids(bytes(self.log), tid, cid)))
 
 
 class _View:
     """Read access to either kind of row."""
 
-    __slots__ = ("blob", "context_id", "log", "ns", "seq", "state")
-    log: bytes | bytearray
+    __slots__ = ("_blob", "_log", "_packed", "context_id", "ns", "seq", "state")
+    _log: bytes | bytearray
 
     def __init__(self, row: _Live | bytes) -> None:
         if isinstance(row, _Live):
             self.ns, self.seq, self.state = row.ns, row.seq, row.state
-            self.context_id, self.blob, self.log = row.context_id, row.blob, row.log
+            self.context_id, self._blob, self._log = row.context_id, row.blob, row.log
+            self._packed = False
             return
         self.ns, self.seq, self.state, cid_len, blob_len = _HEAD.unpack_from(row)
         start = _HEAD.size + cid_len
         self.context_id = row[_HEAD.size:start].decode()
-        self.blob, self.log = row[start:start + blob_len], row[start + blob_len:]
+        self._blob, self._log = row[start:start + blob_len], row[start + blob_len:]
+        self._packed = True
+
+    def blob(self, task_id: str) -> bytes:
+        if not self._packed:
+            return self._blob
+        return _unpack_ids(self._blob, task_id.encode(), self.context_id.encode())
+
+    def log(self, task_id: str) -> bytes | bytearray:
+        if not self._packed:
+            return self._log
+        return _unpack_ids(bytes(self._log), task_id.encode(), self.context_id.encode())
 
     def task(self, task_id: str) -> Task:
-        return Task.FromString(_unpack_ids(self.blob, task_id.encode(), self.context_id.encode()))
+        return Task.FromString(self.blob(task_id))
 
     def events(self, task_id: str) -> Iterator[tuple[int, bytes]]:
-        tid, cid = task_id.encode(), self.context_id.encode()
-        log, at = self.log, 0
+        log, at = self.log(task_id), 0
         while at < len(log):
             seq, size = _FRAME.unpack_from(log, at)
             at += _FRAME.size
-            yield seq, _unpack_ids(bytes(log[at:at + size]), tid, cid)
+            yield seq, bytes(log[at:at + size])
             at += size
 
 
@@ -138,23 +154,21 @@ class MemoryTaskStore:
         tasks = self._tasks.get(scope)
         if tasks is None:
             tasks = self._tasks[scope] = {}
-        task_id, context_id = task.id, task.context_id
-        tid, cid = task_id.encode(), context_id.encode()
+        task_id, status = task.id, task.status
         old = tasks.get(task_id)
         if isinstance(old, bytes):  # a final task taking an event: unpack it
             view = _View(old)
-            old = _Live(view.blob, view.seq, view.ns, view.context_id, view.state,
-                        bytearray(view.log))
-        status = task.status
-        row = _Live(_pack_ids(task.SerializeToString(), tid, cid), seq,
-                    nanos_of(status.timestamp), context_id, status.state,
+            old = _Live(view.blob(task_id), view.seq, view.ns, view.context_id, view.state,
+                        bytearray(view.log(task_id)))
+        row = _Live(task.SerializeToString(), seq, nanos_of(status.timestamp),
+                    task.context_id, status.state,
                     old.log if old is not None else bytearray())
-        body = _pack_ids(event.SerializeToString(), tid, cid)
+        body = event.SerializeToString()
         row.log += _FRAME.pack(seq, len(body))
         row.log += body
         # An existing key keeps its string object; a new task's id string is
         # shared by the message index below.
-        tasks[task_id] = row.packed() if row.state in _TERMINAL else row
+        tasks[task_id] = row.packed(task_id) if row.state in _TERMINAL else row
         if message_id:
             self._messages.setdefault(scope, {})[message_id] = task_id
         if notify:
@@ -169,8 +183,7 @@ class MemoryTaskStore:
         if row is None:
             return None
         if isinstance(row, _Live):
-            return StoredTask(Task.FromString(
-                _unpack_ids(row.blob, task_id.encode(), row.context_id.encode())), row.seq)
+            return StoredTask(Task.FromString(row.blob), row.seq)
         view = _View(row)
         return StoredTask(view.task(task_id), view.seq)
 
