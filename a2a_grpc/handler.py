@@ -60,7 +60,7 @@ from .core.errors import (
 from .core.ids import new_id
 from .core.validate import require, validate
 from .push.policy import PushPolicy
-from .runtime import ActorRegistry, OnCreate, Run, TaskActor
+from .runtime import ActorRegistry, OnCreate, Run, TaskActor, starting
 from .stores import MemoryTaskStore, Scope, TaskStore
 from .streams import LAST_EVENT_ID, RESUMABLE_STREAMS_URI, EventStream, Numbered
 
@@ -327,14 +327,15 @@ class RequestHandler:
             subs.append(await stack.enter_async_context(self.bus.subscribe(task_id)))
 
         try:
-            started = await self._start(req, ctx, subscribe)
-            if isinstance(started, _Duplicate):
-                await stack.aclose()
-                stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
-                stream.announce = _announce(ctx)
-                return stream
-            run = started[1]
-            error = await run.started
+            with starting():
+                started = await self._start(req, ctx, subscribe)
+                if isinstance(started, _Duplicate):
+                    await stack.aclose()
+                    stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+                    stream.announce = _announce(ctx)
+                    return stream
+                run = started[1]
+                error = await run.started
             if error is not None:
                 raise error
         except BaseException:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from generated.a2a_pb2 import (
@@ -198,6 +198,24 @@ class TaskActor:
 # longer than that, and the events in between reach a stream together (one
 # write for many on SSE, instead of a loop turn and a system call each).
 QUANTUM_S = 0.00025
+# While a streaming call waits for its first event, the quantum is 0: busy agents
+# yield at each event, so the loop turns a new stream still needs (its run's start,
+# its first event reaching the transport) don't each wait behind every other
+# agent's quantum. Measured with 4 streams of 100 events: the first SSE event came
+# 40% sooner, the first gRPC message 13%, events/s unchanged within noise. One
+# count per process: every call on this event loop shares it.
+_starting = 0
+
+
+@contextmanager
+def starting() -> Iterator[None]:
+    """Mark a call as waiting for its first event (see QUANTUM_S)."""
+    global _starting
+    _starting += 1
+    try:
+        yield
+    finally:
+        _starting -= 1
 
 
 class _Sink:
@@ -217,7 +235,7 @@ class _Sink:
         # An agent that never awaits anything else would otherwise run to its end
         # before any stream sends its first event, and hold every other call meanwhile.
         self._count += 1
-        if (time.perf_counter() - self._since >= QUANTUM_S
+        if (_starting or time.perf_counter() - self._since >= QUANTUM_S
                 or (self._count == 1 and self._actor.watched())):
             await asyncio.sleep(0)
             self._since = time.perf_counter()

@@ -8,6 +8,7 @@ import json
 import aiohttp
 import pytest
 
+from a2a_grpc import runtime
 from a2a_grpc.agent import RequestContext, TaskEvents
 from bridge import BridgeConfig
 from generated import a2a_pb2 as pb
@@ -203,3 +204,50 @@ async def test_a_long_silent_agent_does_not_hold_other_calls(stack: StackFactory
     result = await long
     assert result.task.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
     assert done_at_answer[0] < 3000, "the card was served only after the agent had finished"
+
+
+async def test_busy_agents_yield_at_each_event_while_a_stream_starts(stack: StackFactory) -> None:
+    """While a stream waits for its first event, an agent that never awaits
+    gives the loop back after every event, not only after its time quantum:
+    the new stream's few loop turns don't each wait behind it."""
+    ticks = 0
+    turned: list[bool] = []  # per busy event made while a stream was starting
+    gate = Gate()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        if ctx.text == "late":
+            await gate.wait()  # its stream stays starting until the gate opens
+            await ev.complete()
+            return
+        await ev.working()
+        for i in range(20_000):
+            before = ticks
+            await ev.artifact(f"chunk {i}", artifact_id="a", append=i > 0)
+            if runtime._starting:  # unchanged unless the loop turned
+                turned.append(ticks != before)
+                if len(turned) == 300:
+                    gate.open()
+            elif turned:
+                break  # the late stream has its first event
+        await ev.complete()
+
+    s = await stack(ScriptedAgent(script))
+    ticking = asyncio.create_task(ticker())
+    try:
+        busy = asyncio.create_task(s.binding("rest").call("SendMessage", send_request("go")))
+        late = {"message": {**MSG, "messageId": "late", "parts": [{"text": "late"}]}}
+        async with s.session.post(s.base_url + "/message:stream", json=late) as resp:
+            events, _ = parse_sse(await resp.text())
+        result = await busy
+    finally:
+        ticking.cancel()
+    assert events[-1].data["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert result.task.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
+    assert len(turned) >= 300, "the late stream was never seen starting"
+    assert all(turned), f"{turned.count(False)} busy events kept the loop from a starting stream"
