@@ -87,32 +87,37 @@ class _Live:
 
 
 class _View:
-    """Read access to either kind of row."""
+    """Read access to either kind of row; a packed row is sliced only as needed."""
 
-    __slots__ = ("_blob", "_log", "_packed", "context_id", "ns", "seq", "state")
-    _log: bytes | bytearray
+    __slots__ = ("_live", "_packed", "_start", "context_id", "ns", "seq", "state")
+    _live: _Live | None
 
     def __init__(self, row: _Live | bytes) -> None:
         if isinstance(row, _Live):
             self.ns, self.seq, self.state = row.ns, row.seq, row.state
-            self.context_id, self._blob, self._log = row.context_id, row.blob, row.log
-            self._packed = False
+            self.context_id, self._live, self._packed = row.context_id, row, b""
             return
         self.ns, self.seq, self.state, cid_len, blob_len = _HEAD.unpack_from(row)
-        start = _HEAD.size + cid_len
-        self.context_id = row[_HEAD.size:start].decode()
-        self._blob, self._log = row[start:start + blob_len], row[start + blob_len:]
-        self._packed = True
+        self._start = (_HEAD.size + cid_len, _HEAD.size + cid_len + blob_len)
+        self.context_id = row[_HEAD.size:self._start[0]].decode()
+        self._live, self._packed = None, row
 
     def blob(self, task_id: str) -> bytes:
-        if not self._packed:
-            return self._blob
-        return _unpack_ids(self._blob, task_id.encode(), self.context_id.encode())
+        if self._live is not None:
+            return self._live.blob
+        return self._unpack(self._start[0], self._start[1], task_id)
 
     def log(self, task_id: str) -> bytes | bytearray:
-        if not self._packed:
-            return self._log
-        return _unpack_ids(bytes(self._log), task_id.encode(), self.context_id.encode())
+        if self._live is not None:
+            return self._live.log
+        return self._unpack(self._start[1], len(self._packed), task_id)
+
+    def _unpack(self, start: int, end: int, task_id: str) -> bytes:
+        """Bytes start:end of the packed row, ids restored."""
+        data = self._packed[start:end]
+        if _ESC not in data:
+            return data
+        return _unpack_ids(data, task_id.encode(), self._packed[_HEAD.size:self._start[0]])
 
     def task(self, task_id: str) -> Task:
         return Task.FromString(self.blob(task_id))
@@ -124,6 +129,16 @@ class _View:
             at += _FRAME.size
             yield seq, bytes(log[at:at + size])
             at += size
+
+
+def _packed_task(row: bytes, task_id: str) -> StoredTask:
+    """GetTask's path: the task of a packed row, nothing else unpacked."""
+    _, seq, _, cid_len, blob_len = _HEAD.unpack_from(row)
+    start = _HEAD.size + cid_len
+    data = row[start:start + blob_len]
+    if _ESC in data:
+        data = _unpack_ids(data, task_id.encode(), row[_HEAD.size:start])
+    return StoredTask(Task.FromString(data), seq)
 
 
 def _head(row: _Live | bytes) -> tuple[int, int, int]:
@@ -184,8 +199,7 @@ class MemoryTaskStore:
             return None
         if isinstance(row, _Live):
             return StoredTask(Task.FromString(row.blob), row.seq)
-        view = _View(row)
-        return StoredTask(view.task(task_id), view.seq)
+        return _packed_task(row, task_id)
 
     async def events(
         self, scope: Scope, task_id: str, after: int, upto: int
