@@ -23,6 +23,7 @@ both on generated messages and JSON):
 from __future__ import annotations
 
 import base64
+import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -64,6 +65,30 @@ def _json_string(value: Any) -> str:
     return value.ToJsonString()  # type: ignore[no-any-return]
 
 
+_YEAR_10000 = 253_402_300_800  # the first second json_format refuses
+_last_second: tuple[int, str] = (-1, "")  # timestamps mostly share the current second
+
+
+def _timestamp(value: Any) -> str:
+    """Timestamp.ToJsonString's output, without its datetime arithmetic: RFC 3339
+    in UTC with 0, 3, 6 or 9 fractional digits. Before 1970, and for values
+    json_format refuses, json_format itself answers (or raises)."""
+    global _last_second
+    seconds, nanos = value.seconds, value.nanos
+    if not (0 <= seconds < _YEAR_10000 and 0 <= nanos < 1_000_000_000):
+        return _json_string(value)
+    if seconds != _last_second[0]:
+        _last_second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    base = _last_second[1]
+    if nanos == 0:
+        return base + "Z"
+    if nanos % 1_000_000 == 0:
+        return f"{base}.{nanos // 1_000_000:03d}Z"
+    if nanos % 1000 == 0:
+        return f"{base}.{nanos // 1000:06d}Z"
+    return f"{base}.{nanos:09d}Z"
+
+
 def _bytes(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
@@ -85,8 +110,10 @@ def _value_printer(f: FieldDescriptor) -> Convert:
     sub = f.message_type
     if sub is None:
         return _scalar(f)
-    if sub.full_name in ("google.protobuf.Timestamp", "google.protobuf.Duration"):
-        return _json_string  # what json_format calls for these two
+    if sub.full_name == "google.protobuf.Timestamp":
+        return _timestamp
+    if sub.full_name == "google.protobuf.Duration":
+        return _json_string  # what json_format calls for it
     if sub.full_name.startswith(_WELL_KNOWN):
         return _wkt
     return lambda v: _printer(sub)(v)

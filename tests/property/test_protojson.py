@@ -169,3 +169,22 @@ def test_fast_parse_accepts_only_what_json_format_accepts_alike(data: st.DataObj
 def test_what_the_fast_parser_leaves_to_json_format(sent: dict[str, Any], why: str) -> None:
     with pytest.raises(protojson.Fallback):
         protojson.parse(sent, pb.SendMessageRequest)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(-2**40, 2**40) | st.integers(0, 253_402_300_799)
+       | st.sampled_from([0, -1, -62_135_596_800, -62_135_596_801, 253_402_300_799,
+                          253_402_300_800, 1_795_394_224]),
+       st.integers(0, 999_999_999) | st.sampled_from([0, 1, 1000, 1_000_000, 123_000_000,
+                                                    999_999_999, -1, 1_000_000_000]))
+def test_timestamps_print_as_json_format_does(seconds: int, nanos: int) -> None:
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    ts = Timestamp(seconds=seconds, nanos=nanos)
+    try:
+        expected = ts.ToJsonString()
+    except ValueError:
+        with pytest.raises(ValueError):
+            protojson._timestamp(ts)
+        return
+    assert protojson._timestamp(ts) == expected
