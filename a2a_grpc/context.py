@@ -25,15 +25,20 @@ class CallContext:
     metadata: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_headers(cls, headers: Mapping[str, str], *, user: str = "") -> CallContext:
-        """Build a context from HTTP headers or gRPC metadata (any key case)."""
-        lowered = {k.lower(): v for k, v in headers.items()}
-        raw_ext = lowered.get("a2a-extensions", "")
-        extensions = frozenset(x.strip() for x in raw_ext.split(",") if x.strip())
-        version = lowered.get("a2a-version")
+    def from_headers(cls, headers: Mapping[str, str], *, user: str = "",
+                     lowered: bool = False) -> CallContext:
+        """Build a context from HTTP headers or gRPC metadata (any key case;
+        `lowered`: the keys already are lower case, and `headers` is the
+        caller's to give away)."""
+        if not lowered:
+            headers = {k.lower(): v for k, v in headers.items()}
+        raw_ext = headers.get("a2a-extensions", "")
+        extensions = (frozenset(x.strip() for x in raw_ext.split(",") if x.strip())
+                      if raw_ext else frozenset())
+        version = headers.get("a2a-version")
         return cls(
             user=user,
             version=version.strip() if version is not None else None,
             extensions=extensions,
-            metadata=lowered,
+            metadata=headers,
         )

@@ -44,7 +44,7 @@ def call_context(context: Ctx) -> CallContext:
             continue
         key = key.lower()
         headers[key] = f"{headers[key]},{value}" if key in headers else value
-    return CallContext.from_headers(headers)
+    return CallContext.from_headers(headers, lowered=True)
 
 
 async def abort(context: Ctx, exc: BaseException) -> None:

@@ -18,7 +18,7 @@ def call_context(request: web.Request) -> CallContext:
     for key, value in request.query.items():
         if key.lower() == "a2a-version":
             headers["a2a-version"] = value
-    return CallContext.from_headers(headers)
+    return CallContext.from_headers(headers, lowered=True)
 
 
 def note(exc: BaseException, where: str) -> None:
