@@ -77,9 +77,11 @@ def _timestamp(value: Any) -> str:
     seconds, nanos = value.seconds, value.nanos
     if not (0 <= seconds < _YEAR_10000 and 0 <= nanos < 1_000_000_000):
         return _json_string(value)
-    if seconds != _last_second[0]:
-        _last_second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
-    base = _last_second[1]
+    last = _last_second  # one read: another thread may replace it meanwhile
+    if seconds != last[0]:
+        last = _last_second = (
+            seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    base = last[1]
     if nanos == 0:
         return base + "Z"
     if nanos % 1_000_000 == 0:
