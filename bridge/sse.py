@@ -43,7 +43,7 @@ def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -
     head = "" if event_id is None else f"id: {event_id}\n"
     if event is not None:
         head += f"event: {event}\n"
-    return f"{head}data: {codec.to_json(data)}\n\n".encode()
+    return b"".join((head.encode(), b"data: ", codec.dumps(data), b"\n\n"))
 
 
 class _Ticker:
