@@ -79,8 +79,11 @@ def _timestamp(value: Any) -> str:
         return _json_string(value)
     last = _last_second  # one read: another thread may replace it meanwhile
     if seconds != last[0]:
-        last = _last_second = (
-            seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+        try:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        except (OverflowError, OSError, ValueError):  # a platform's gmtime stops short
+            return _json_string(value)
+        last = _last_second = (seconds, text)
     base = last[1]
     if nanos == 0:
         return base + "Z"
