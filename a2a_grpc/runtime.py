@@ -1,11 +1,11 @@
 """Running agents: the one writer of each live task, and one run per message.
 
 - `TaskActor` owns a task while anything acts on it. Every change goes
-  through `emit`: under the actor's lock it checks the event with the
-  lifecycle reducer on a copy, stores the result with the next sequence
-  number, then publishes the event. Store first, bus second: a subscriber
-  that reads a snapshot with sequence n and then skips live events <= n sees
-  every event exactly once.
+  through `emit`: under the actor's lock it applies the event with the
+  lifecycle reducer (in place; undone if the store refuses), stores the
+  result with the next sequence number, then publishes the event. Store
+  first, bus second: a subscriber that reads a snapshot with sequence n and
+  then skips live events <= n sees every event exactly once.
 - A new task is created lazily by the run's first event, with the user's
   message as its first history entry. So an agent that answers with a direct
   Message (or raises an A2AError before doing anything) leaves no task.
@@ -88,10 +88,10 @@ class TaskActor:
                     "timestamp"
                 ):
                     ids.stamp(event.status_update.status.timestamp)
-                updated = Task()
-                updated.CopyFrom(self.task)
-                lifecycle.apply(updated, event)  # raises before anything changes
-                await self._commit(updated, event)
+                # In place (raises before anything changes); undone if the store
+                # refuses. A copy would cost more than the event on a streamed task.
+                undo = lifecycle.apply(self.task, event)
+                await self._commit(self.task, event, undo=undo)
             if run is not None:
                 run.mark_started()
             if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
@@ -134,14 +134,24 @@ class TaskActor:
             run.pending = None
 
     async def _commit(
-        self, task: Task, event: StreamResponse | None, message_id: str | None = None
+        self, task: Task, event: StreamResponse | None, message_id: str | None = None,
+        undo: lifecycle.Undo | None = None,
     ) -> None:
+        """Store `task` as of the next event, then publish the event. `undo`: the
+        event was applied to the task in place (`lifecycle.apply`); undone if
+        the store refuses, and the store is told the task is derived."""
         seq = self.seq + 1
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
         notify = self._after_commit is not None
-        await self._store.append(self.scope, task, seq, event, message_id, notify)
+        try:
+            await self._store.append(self.scope, task, seq, event, message_id, notify,
+                                     derived=undo is not None)
+        except BaseException:
+            if undo is not None:
+                undo()
+            raise
         self.task, self.seq = task, seq
         await self._bus.publish(self.task_id, seq, event)
         if self._after_commit is not None:

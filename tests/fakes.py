@@ -51,9 +51,14 @@ class FullDiskStore(MemoryTaskStore):
     """The real in-memory store, with a switch that makes writes fail (a full disk)."""
 
     writes_fail = False
+    refuse_next = 0  # refuse this many writes, then work again
 
     async def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-                     message_id: str | None = None, notify: bool = False) -> None:
+                     message_id: str | None = None, notify: bool = False,
+                     derived: bool = False) -> None:
+        if self.refuse_next > 0:
+            self.refuse_next -= 1
+            raise OSError("No space left on device")
         if self.writes_fail:
             raise OSError("No space left on device")
-        await MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify)
+        await MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify, derived)

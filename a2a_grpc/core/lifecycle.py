@@ -4,7 +4,9 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
 
 - `apply(task, event)` is the reducer: the only code that changes a stored
   task. It checks the event before touching the task, so a refused event
-  leaves the task exactly as it was.
+  leaves the task exactly as it was. It changes the task in place (a copy of
+  a streamed task costs more than the event: the task grows with every
+  chunk) and returns an undo, for a change that could not be stored.
 - `check_follow_up(task, message)` is §3.4.2 for a message that names a task:
   the context must match, and a final task takes no more messages.
 - `trim_history(task, n)` is §3.2.4: unset = all, 0 = none, n = the last n.
@@ -12,7 +14,11 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
 
 from __future__ import annotations
 
-from generated.a2a_pb2 import Message, StreamResponse, Task
+from collections.abc import Callable
+
+from google.protobuf.struct_pb2 import Struct
+
+from generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
 
 from . import states
 from .errors import (
@@ -27,8 +33,12 @@ class IllegalTransitionError(InvalidAgentResponseError):
     """The agent tried to move a task where the lifecycle does not allow."""
 
 
-def apply(task: Task, event: StreamResponse) -> None:
-    """Apply one status or artifact event to `task`, in place.
+Undo = Callable[[], None]
+
+
+def apply(task: Task, event: StreamResponse) -> Undo:
+    """Apply one status or artifact event to `task`, in place; returns what puts
+    the task back as it was (call it before any other change to the task).
 
     Raises InvalidAgentResponseError (and changes nothing) when the event does
     not belong to the task or is not allowed in its current state.
@@ -43,10 +53,20 @@ def apply(task: Task, event: StreamResponse) -> None:
                 f"task {task.id}: {states.name(current)} -> {states.name(target)} "
                 "is not a legal transition"
             )
+        old, had_status, kept = TaskStatus(), task.HasField("status"), len(task.history)
+        old.CopyFrom(task.status)
         task.status.CopyFrom(update.status)
         if update.status.HasField("message"):
             task.history.append(update.status.message)
-    elif kind == "artifact_update":
+
+        def undo_status() -> None:
+            if had_status:
+                task.status.CopyFrom(old)
+            else:
+                task.ClearField("status")
+            del task.history[kept:]
+        return undo_status
+    if kind == "artifact_update":
         art = event.artifact_update
         _check_ids(task, art.task_id, art.context_id)
         if task.status.state in states.TERMINAL:
@@ -54,11 +74,10 @@ def apply(task: Task, event: StreamResponse) -> None:
                 f"task {task.id} is {states.name(task.status.state)}; "
                 "a final task takes no more artifacts"
             )
-        _merge_artifact(task, event)
-    else:
-        raise InvalidAgentResponseError(
-            f"task {task.id}: a {kind or 'empty'} event cannot update a task"
-        )
+        return _merge_artifact(task, event)
+    raise InvalidAgentResponseError(
+        f"task {task.id}: a {kind or 'empty'} event cannot update a task"
+    )
 
 
 def _check_ids(task: Task, task_id: str, context_id: str) -> None:
@@ -69,7 +88,7 @@ def _check_ids(task: Task, task_id: str, context_id: str) -> None:
         )
 
 
-def _merge_artifact(task: Task, event: StreamResponse) -> None:
+def _merge_artifact(task: Task, event: StreamResponse) -> Undo:
     update = event.artifact_update
     new = update.artifact
     existing = next((a for a in task.artifacts if a.artifact_id == new.artifact_id), None)
@@ -78,14 +97,41 @@ def _merge_artifact(task: Task, event: StreamResponse) -> None:
             raise InvalidAgentResponseError(
                 f"task {task.id}: append to unknown artifact {new.artifact_id!r}"
             )
-        existing.parts.extend(new.parts)
+        return _append_chunk(existing, new)
+    if existing is not None:  # same id, not an append: the new version wins
+        old = Artifact()
+        old.CopyFrom(existing)
+        existing.CopyFrom(new)
+        return lambda: existing.CopyFrom(old)
+    count = len(task.artifacts)
+    task.artifacts.append(new)
+
+    def undo_new() -> None:
+        del task.artifacts[count:]
+    return undo_new
+
+
+def _append_chunk(existing: Artifact, new: Artifact) -> Undo:
+    parts, extensions = len(existing.parts), len(existing.extensions)
+    metadata: Struct | None = None
+    had_metadata = existing.HasField("metadata")
+    existing.parts.extend(new.parts)
+    if new.extensions:  # extend() costs microseconds even when given nothing
         existing.extensions.extend(x for x in new.extensions if x not in existing.extensions)
-        if new.HasField("metadata"):
-            existing.metadata.MergeFrom(new.metadata)
-    elif existing is not None:
-        existing.CopyFrom(new)  # same id, not an append: the new version wins
-    else:
-        task.artifacts.append(new)
+    if new.HasField("metadata"):
+        metadata = Struct()
+        metadata.CopyFrom(existing.metadata)
+        existing.metadata.MergeFrom(new.metadata)
+
+    def undo_chunk() -> None:
+        del existing.parts[parts:]
+        del existing.extensions[extensions:]
+        if metadata is not None:
+            if had_metadata:
+                existing.metadata.CopyFrom(metadata)
+            else:
+                existing.ClearField("metadata")
+    return undo_chunk
 
 
 def check_follow_up(task: Task, message: Message) -> None:

@@ -58,11 +58,16 @@ class TaskStore(Protocol):
 
     async def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-        message_id: str | None = None, notify: bool = False,
+        message_id: str | None = None, notify: bool = False, derived: bool = False,
     ) -> None:
         """In one transaction: `task` as of event `seq`, `event` added to its log,
         (when `event` records a user message) that message's id, and (`notify`)
-        one outbox entry per push config of the task."""
+        one outbox entry per push config of the task.
+
+        `derived`: `task` is the task this store holds, with `event` applied by
+        `lifecycle.apply` (the runtime's status and artifact events). A store may
+        then keep the event alone and fold it into the task when the task is
+        read. `task` is only read during the call: the caller keeps changing it."""
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""

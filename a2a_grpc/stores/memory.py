@@ -7,7 +7,11 @@ thousands of tasks; the SQL stores serve large volumes from an index.
 Memory per task is kept small (`make bench` measures it against the official
 SDK's in-memory store):
 - A task still taking events is a `_Live` row; its log is one bytearray of
-  framed events. Once the task is final (it takes no more events) the row
+  framed events. A derived event (`append(..., derived=True)`: the runtime's
+  status and artifact updates) is logged alone; the task is rebuilt with the
+  reducer from the events logged since when it is read. Serializing the
+  whole task on every chunk of a streamed artifact cost as much as the rest
+  of the event's way through the store. Once the task is final (it takes no more events) the row
   is packed into a single bytes object: header, context id, task, log.
 - In a packed row the task id and context id, repeated in the task and in
   every event, are stored once (`_pack_ids`): each occurrence in the
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
-from ..core import listing, states
+from ..core import lifecycle, listing, states
 from ..core.ids import nanos_of
 from ..core.listing import SortKey, TaskQuery
 from .base import Delivery, Scope, StoredTask
@@ -70,20 +74,39 @@ def _unpack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
 class _Live:
     """A task that may still take events; stored as it came."""
 
-    blob: bytes  # the task
+    blob: bytes  # the task, as of the first `folded` bytes of the log
     seq: int
     ns: int  # status timestamp, for sorting
     context_id: str
     state: int
     log: bytearray = field(default_factory=bytearray)  # frames: _FRAME then the event
+    folded: int = 0  # the events after these bytes are derived ones, not yet in `blob`
+
+    def current(self) -> bytes:
+        """The task: `blob` with the derived events logged since folded in."""
+        if self.folded < len(self.log):
+            task = Task.FromString(self.blob)
+            for _, body in _frames(self.log, self.folded):
+                lifecycle.apply(task, StreamResponse.FromString(body))
+            self.blob, self.folded = task.SerializeToString(), len(self.log)
+        return self.blob
 
     def packed(self, task_id: str) -> bytes:
         """The row as one bytes object, ids packed (in the task, and in the log as a
         whole: its frame lengths are those of the unpacked events)."""
         tid, cid = task_id.encode(), self.context_id.encode()
-        blob = _pack_ids(self.blob, tid, cid)
+        blob = _pack_ids(self.current(), tid, cid)
         return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(blob)),
                          cid, blob, _pack_ids(bytes(self.log), tid, cid)))
+
+
+def _frames(log: bytes | bytearray, at: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(seq, event bytes) of each frame of a log, from byte `at` on."""
+    while at < len(log):
+        seq, size = _FRAME.unpack_from(log, at)
+        at += _FRAME.size
+        yield seq, bytes(log[at:at + size])
+        at += size
 
 
 class _View:
@@ -104,7 +127,7 @@ class _View:
 
     def blob(self, task_id: str) -> bytes:
         if self._live is not None:
-            return self._live.blob
+            return self._live.current()
         return self._unpack(self._start[0], self._start[1], task_id)
 
     def log(self, task_id: str) -> bytes | bytearray:
@@ -123,12 +146,7 @@ class _View:
         return Task.FromString(self.blob(task_id))
 
     def events(self, task_id: str) -> Iterator[tuple[int, bytes]]:
-        log, at = self.log(task_id), 0
-        while at < len(log):
-            seq, size = _FRAME.unpack_from(log, at)
-            at += _FRAME.size
-            yield seq, bytes(log[at:at + size])
-            at += size
+        return _frames(self.log(task_id))
 
 
 def _packed_task(row: bytes, task_id: str) -> StoredTask:
@@ -164,26 +182,35 @@ class MemoryTaskStore:
 
     async def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-        message_id: str | None = None, notify: bool = False,
+        message_id: str | None = None, notify: bool = False, derived: bool = False,
     ) -> None:
         tasks = self._tasks.get(scope)
         if tasks is None:
             tasks = self._tasks[scope] = {}
         task_id, status = task.id, task.status
         old = tasks.get(task_id)
-        if isinstance(old, bytes):  # a final task taking an event: unpack it
-            view = _View(old)
-            old = _Live(view.blob(task_id), view.seq, view.ns, view.context_id, view.state,
-                        bytearray(view.log(task_id)))
-        row = _Live(task.SerializeToString(), seq, nanos_of(status.timestamp),
-                    task.context_id, status.state,
-                    old.log if old is not None else bytearray())
         body = event.SerializeToString()
-        row.log += _FRAME.pack(seq, len(body))
-        row.log += body
-        # An existing key keeps its string object; a new task's id string is
-        # shared by the message index below.
-        tasks[task_id] = row.packed(task_id) if row.state in _TERMINAL else row
+        frame = _FRAME.pack(seq, len(body))
+        if derived and isinstance(old, _Live) and status.state not in _TERMINAL:
+            # A streamed task grows with every chunk: log the event alone, and
+            # fold it into the task when the task is read (or turns final).
+            old.log += frame
+            old.log += body
+            old.seq, old.ns, old.state = seq, nanos_of(status.timestamp), status.state
+        else:
+            if isinstance(old, bytes):  # a final task taking an event: unpack it
+                view = _View(old)
+                old = _Live(view.blob(task_id), view.seq, view.ns, view.context_id, view.state,
+                            bytearray(view.log(task_id)))
+            row = _Live(task.SerializeToString(), seq, nanos_of(status.timestamp),
+                        task.context_id, status.state,
+                        old.log if old is not None else bytearray())
+            row.log += frame
+            row.log += body
+            row.folded = len(row.log)
+            # An existing key keeps its string object; a new task's id string is
+            # shared by the message index below.
+            tasks[task_id] = row.packed(task_id) if row.state in _TERMINAL else row
         if message_id:
             self._messages.setdefault(scope, {})[message_id] = task_id
         if notify:
@@ -198,7 +225,7 @@ class MemoryTaskStore:
         if row is None:
             return None
         if isinstance(row, _Live):
-            return StoredTask(Task.FromString(row.blob), row.seq)
+            return StoredTask(Task.FromString(row.current()), row.seq)
         return _packed_task(row, task_id)
 
     async def events(

@@ -124,16 +124,16 @@ class SqlTaskStore:
 
     async def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-        message_id: str | None = None, notify: bool = False,
+        message_id: str | None = None, notify: bool = False, derived: bool = False,
     ) -> None:
         state = int(task.status.state)
+        ns, blob = task.status.timestamp.ToNanoseconds(), task.SerializeToString()
 
         async def work(tx: Tx) -> None:
             old = await tx.fetch("SELECT state FROM a2a_tasks WHERE tenant = ? AND id = ?",
                                  scope.tenant, task.id)
             await tx.execute(_UPSERT_TASK, scope.tenant, scope.owner, task.id, task.context_id,
-                             state, task.status.timestamp.ToNanoseconds(), seq,
-                             task.SerializeToString())
+                             state, ns, seq, blob)
             await tx.execute("INSERT INTO a2a_events (tenant, task_id, seq, body) "
                              "VALUES (?, ?, ?, ?)", scope.tenant, task.id, seq,
                              event.SerializeToString())

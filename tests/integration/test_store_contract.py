@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.core import listing, states
+from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.stores import Scope, StoreUnavailableError, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
@@ -98,6 +98,49 @@ async def test_content_comes_back_byte_for_byte(store: TaskStore) -> None:
     assert await store.task_for_message(ME, tid) == tid
     page, total = await store.list_tasks(query(context_id=cid, include_artifacts=True))
     assert total == 1 and page[0].id == tid and page[0].artifacts[0].parts[0].raw == raw
+
+
+async def test_derived_events_fold_into_the_task(store: TaskStore) -> None:
+    """`derived=True` (the runtime's updates, applied in place): the store may keep
+    the event alone, but every read gives the task as the caller had it, in
+    the middle of a stream and once it is final, and the caller's later
+    changes to its object never reach the store."""
+    t = task(1, states.SUBMITTED)
+    await store.append(ME, t, 1, ev(t), "m1")
+    chunk = pb.Artifact(artifact_id="a", name="chunks")
+    events = [pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=t.id, context_id="c", status=pb.TaskStatus(state=states.WORKING)))]
+    for i in range(6):
+        art = pb.Artifact()
+        art.CopyFrom(chunk)
+        art.parts.add(text=f"chunk {i}")
+        events.append(pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
+            task_id=t.id, context_id="c", artifact=art, append=i > 0)))
+    note = pb.TaskStatus(state=states.WORKING)
+    note.message.CopyFrom(pb.Message(message_id="n", role=pb.ROLE_AGENT,
+                                     parts=[pb.Part(text="halfway")]))
+    events.insert(4, pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=t.id, context_id="c", status=note)))
+    final = pb.TaskStatus(state=states.COMPLETED)
+    final.timestamp.FromNanoseconds(1_800_000_000_000_000_000)
+    events.append(pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=t.id, context_id="c", status=final)))
+    for seq, event in enumerate(events, start=2):
+        lifecycle.apply(t, event)
+        await store.append(ME, t, seq, event, derived=True)
+        expected = pb.Task()
+        expected.CopyFrom(t)
+        if seq % 3 == 0:  # read now and then: a fold in the middle, then more events
+            got = await store.get(ME, t.id)
+            assert got is not None and got.task == expected and got.seq == seq
+    t.artifacts[0].parts.add(text="after the fact")  # the caller's object, not the store's
+    got = await store.get(ME, t.id)
+    assert got is not None and got.task == expected and got.seq == len(events) + 1
+    assert len(got.task.artifacts[0].parts) == 6 and len(got.task.history) == 2
+    logged = await store.events(ME, t.id, 1, 99)
+    assert [e for _, e in logged] == events
+    page, total = await store.list_tasks(query(status=states.COMPLETED, include_artifacts=True))
+    assert total == 1 and page[0] == expected
 
 
 async def test_list_pages_filters_and_totals(store: TaskStore) -> None:

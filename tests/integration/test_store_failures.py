@@ -99,3 +99,47 @@ async def test_a_blocking_send_gets_the_error_too(rig: Rig) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as info:
         await asyncio.wait_for(call, 5)
     assert info.value.code() == grpc.StatusCode.INTERNAL
+
+
+@pytest.mark.parametrize("refused", ["artifact", "status message"])
+async def test_a_refused_write_leaves_no_trace_in_the_task(refused: str) -> None:
+    """The runtime applies an event to its task in place, then stores it: when
+    the store refuses, the change is undone, so the FAILED task written next
+    holds nothing the log lacks."""
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working("first")
+        await ev.artifact("kept", artifact_id="a", name="out")
+        await gate.wait()
+        if refused == "artifact":
+            await ev.artifact(" lost", artifact_id="a", append=True)
+        else:
+            await ev.working("lost")
+        await ev.complete()
+
+    agent = ScriptedAgent(script)
+    store = FullDiskStore()
+    handler = RequestHandler(agent, card_for(agent), store=store)
+    server = await start_grpc(handler)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
+    try:
+        stub = A2AServiceStub(channel)
+        stream = stub.SendStreamingMessage(send_request("go"))
+        task_id = (await stream.read()).task.id
+        await asyncio.wait_for(gate.reached.wait(), 5)
+        store.refuse_next = 1  # this one write; the FAILED status after it is stored
+        gate.open()
+        last = first = await stream.read()
+        while first is not grpc.aio.EOF:
+            last, first = first, await asyncio.wait_for(stream.read(), 5)
+        assert last.status_update.status.state == pb.TASK_STATE_FAILED
+        task = await stub.GetTask(pb.GetTaskRequest(id=task_id))
+        assert task.status.state == pb.TASK_STATE_FAILED
+        assert [p.text for a in task.artifacts for p in a.parts] == ["kept"]
+        assert "lost" not in [p.text for m in task.history for p in m.parts]
+    finally:
+        await channel.close()
+        await server.stop(0)
+        await handler.close()
+
