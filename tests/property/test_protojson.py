@@ -10,6 +10,7 @@ unknown keys, unknown enum names).
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from generated import a2a_pb2 as pb
 F = FieldDescriptor
 TYPES = sorted(pb.DESCRIPTOR.message_types_by_name.values(), key=lambda d: d.name)
 SETTINGS = settings(max_examples=60, deadline=None)
+PRINT_SETTINGS = settings(max_examples=300, deadline=None)
 
 json_scalars = st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.text(max_size=8)
 json_values = st.recursive(
@@ -124,10 +126,12 @@ def mutated(draw: st.DrawFn, data: Any, desc: Any) -> Any:
     return out
 
 
-@SETTINGS
+@PRINT_SETTINGS
 @given(msg=messages())
 def test_printing_equals_json_format(msg: Message) -> None:
-    assert protojson.to_dict(msg) == json_format.MessageToDict(msg)
+    printed, expected = protojson.to_dict(msg), json_format.MessageToDict(msg)
+    assert printed == expected
+    assert json.dumps(printed) == json.dumps(expected)  # keys in the same order, at every level
 
 
 @SETTINGS
