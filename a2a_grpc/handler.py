@@ -60,7 +60,7 @@ from .core.errors import (
 from .core.ids import new_id
 from .core.validate import require, validate
 from .push.policy import PushPolicy
-from .runtime import ActorRegistry, OnCreate, Run, TaskActor, starting
+from .runtime import ActorRegistry, OnCreate, Run, TaskActor, hold_starting
 from .stores import MemoryTaskStore, Scope, TaskStore
 from .streams import LAST_EVENT_ID, RESUMABLE_STREAMS_URI, EventStream, Numbered
 
@@ -326,24 +326,28 @@ class RequestHandler:
         async def subscribe(task_id: str) -> None:
             subs.append(await stack.enter_async_context(self.bus.subscribe(task_id)))
 
+        # Busy agents yield at every event until this stream's first event is out.
+        release = hold_starting()
         try:
-            with starting():
-                started = await self._start(req, ctx, subscribe)
-                if isinstance(started, _Duplicate):
-                    await stack.aclose()
-                    stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
-                    stream.announce = _announce(ctx)
-                    return stream
-                run = started[1]
-                error = await run.started
+            started = await self._start(req, ctx, subscribe)
+            if isinstance(started, _Duplicate):
+                release()
+                await stack.aclose()
+                stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+                stream.announce = _announce(ctx)
+                return stream
+            run = started[1]
+            error = await run.started
             if error is not None:
                 raise error
         except BaseException:
+            release()
             await stack.aclose()
             raise
         sub, first = subs[0], run.first_seq
         return EventStream(self._follow(stack, sub, first),
-                           ready=lambda: _ready(sub.peek(), first - 1), announce=_announce(ctx))
+                           ready=lambda: _ready(sub.peek(), first - 1), announce=_announce(ctx),
+                           first_sent=release)
 
     async def _duplicate_stream(self, dup: _Duplicate, scope: Scope) -> EventStream:
         """A retried stream: the task as it stands and what follows, or the reply."""

@@ -22,8 +22,8 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any
 
 from generated.a2a_pb2 import (
@@ -213,8 +213,10 @@ QUANTUM_S = 0.00025
 # yield at each event, so the loop turns a new stream still needs (its run's start,
 # its first event reaching the transport) don't each wait behind every other
 # agent's quantum. Measured with 4 streams of 100 events: the first SSE event came
-# 40% sooner, the first gRPC message 13%, events/s unchanged within noise. One
-# count per thread, so per event loop: every call on the loop shares it.
+# 40% sooner, the first gRPC message 13%, events/s unchanged within noise. A call
+# counts as starting until its transport asks for the second event, so after the
+# first was written (see EventStream). One count per thread, so per event loop:
+# every call on the loop shares it.
 
 
 class _Starting(threading.local):
@@ -224,14 +226,18 @@ class _Starting(threading.local):
 _starting = _Starting()
 
 
-@contextmanager
-def starting() -> Iterator[None]:
-    """Mark a call as waiting for its first event (see QUANTUM_S)."""
+def hold_starting() -> Callable[[], None]:
+    """Mark a call as waiting for its first event (see QUANTUM_S) until the
+    returned function is called (once or more: only the first call counts)."""
     _starting.count += 1
-    try:
-        yield
-    finally:
-        _starting.count -= 1
+    held = True
+
+    def release() -> None:
+        nonlocal held
+        if held:
+            held = False
+            _starting.count -= 1
+    return release
 
 
 class _Sink:

@@ -29,15 +29,20 @@ class EventStream(AsyncIterator[StreamResponse]):
     read may wait. `announce` says whether a transport that carries numbers
     apart from the events (gRPC's `a2a-first-event-id` header, one more
     operation before the first event) should send them: the client declared
-    the resumable-streams extension. Close it (`aclose`) to unsubscribe.
+    the resumable-streams extension. `first_sent` is called once, when the
+    transport asks for the second event (it has written the first) or closes
+    the stream. Close it (`aclose`) to unsubscribe.
     """
 
-    __slots__ = ("_ready", "_source", "announce", "numbered", "seq")
+    __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq")
 
     def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True,
-                 ready: Callable[[], bool] | None = None, announce: bool = True) -> None:
+                 ready: Callable[[], bool] | None = None, announce: bool = True,
+                 first_sent: Callable[[], None] | None = None) -> None:
         self._source = source
         self._ready = ready
+        self._first_sent = first_sent
+        self._reads = 0
         self.numbered = numbered
         self.announce = announce
         self.seq: int | None = None
@@ -49,8 +54,18 @@ class EventStream(AsyncIterator[StreamResponse]):
         return self
 
     async def __anext__(self) -> StreamResponse:
+        if self._reads < 2:
+            self._reads += 1
+            if self._reads == 2:
+                self._sent_first()
         self.seq, event = await self._source.__anext__()
         return event
 
+    def _sent_first(self) -> None:
+        if self._first_sent is not None:
+            self._first_sent()
+            self._first_sent = None
+
     async def aclose(self) -> None:
+        self._sent_first()
         await self._source.aclose()
