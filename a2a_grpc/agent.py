@@ -203,9 +203,13 @@ class TaskEvents:
         update.append, update.last_chunk = append, last_chunk
         art = update.artifact
         art.artifact_id = artifact_id or new_id()
-        art.name, art.description = name, description
+        if name:  # setting a field, even to its default, costs as much as a real value
+            art.name = name
+        if description:
+            art.description = description
         _add_parts(art.parts, content)
-        art.extensions.extend(extensions)
+        if extensions:  # extend() costs a microsecond even when given nothing
+            art.extensions.extend(extensions)
         if metadata is not None:
             art.metadata.CopyFrom(metadata)
         await self._sink.emit(event)

@@ -1,7 +1,8 @@
 """Fresh ids and timestamps, made cheaply: several are made for every message.
 
 `new_id()` is a random (version 4) UUID in its canonical text form, as
-`str(uuid.uuid4())` gives, at a third of the cost (no UUID object).
+`str(uuid.uuid4())` gives, at a quarter of the cost (no UUID object, and
+randomness drawn for many ids at once).
 `now()` is the current time as a Timestamp, without the datetime round trip
 of `Timestamp.GetCurrentTime()`; `nanos_of(ts)` is its inverse in integers.
 """
@@ -9,6 +10,7 @@ of `Timestamp.GetCurrentTime()`; `nanos_of(ts)` is its inverse in integers.
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -16,12 +18,36 @@ from google.protobuf.timestamp_pb2 import Timestamp
 _NS = 1_000_000_000
 
 
+class _Pool(threading.local):
+    """Random hex digits drawn from os.urandom 32 ids at a time: one system call
+    per id was half its cost. Per thread, so two threads never share digits;
+    emptied in a forked child, so parent and child never share them either."""
+
+    digits = ""
+    at = 0
+
+
+_pool = _Pool()
+_POOL_BYTES = 16 * 32
+_VARIANT = "89ab" * 4  # the RFC 4122 variant: the nibble's top two bits are 10
+
+
+def _empty_pool() -> None:
+    _pool.digits, _pool.at = "", 0
+
+
+os.register_at_fork(after_in_child=_empty_pool)
+
+
 def new_id() -> str:
-    b = bytearray(os.urandom(16))
-    b[6] = (b[6] & 0x0F) | 0x40  # version 4
-    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    pool = _pool
+    at = pool.at
+    if at >= len(pool.digits):
+        pool.digits, at = os.urandom(_POOL_BYTES).hex(), 0
+    pool.at = at + 32
+    h = pool.digits[at:at + 32]
+    # Version 4 in the 13th digit, the variant in the 17th.
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
 
 
 def now() -> Timestamp:

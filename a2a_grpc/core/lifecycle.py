@@ -91,7 +91,11 @@ def _check_ids(task: Task, task_id: str, context_id: str) -> None:
 def _merge_artifact(task: Task, event: StreamResponse) -> Undo:
     update = event.artifact_update
     new = update.artifact
-    existing = next((a for a in task.artifacts if a.artifact_id == new.artifact_id), None)
+    artifact_id, existing = new.artifact_id, None
+    for candidate in task.artifacts:
+        if candidate.artifact_id == artifact_id:
+            existing = candidate
+            break
     if update.append:
         if existing is None:
             raise InvalidAgentResponseError(
