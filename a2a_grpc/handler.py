@@ -222,8 +222,9 @@ class RequestHandler:
         if duplicate is not None:
             return duplicate
 
-        async def on_create(task: Task) -> None:
-            if req.configuration.HasField("task_push_notification_config"):
+        on_create: OnCreate | None = None
+        if req.configuration.HasField("task_push_notification_config"):
+            async def on_create(task: Task) -> None:
                 await self._save_push(scope, task.id, push)
 
         if not msg.task_id:
@@ -254,7 +255,7 @@ class RequestHandler:
             return actor, self._begin(scope, actor, context, on_create)
 
     def _begin(self, scope: Scope, actor: TaskActor, context: RequestContext,
-               on_create: OnCreate) -> Run:
+               on_create: OnCreate | None) -> Run:
         run = self._actors.start(actor, self.executor, context, on_create)
         key = (scope, context.message.message_id)
         self._inflight[key] = run

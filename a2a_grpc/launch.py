@@ -10,6 +10,7 @@ then the rest is closed and the process exits 0.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
 import signal
@@ -157,6 +158,10 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                  "(card: /.well-known/agent-card.json), tasks in %s; Ctrl-C stops it",
                  card.name, grpc_host, grpc_server.port, http.host, http_port,
                  _redacted(store_url))
+        # What start-up made (modules, descriptors, the app) lives as long as the
+        # server: moved out of the collector's sight, so that full collections
+        # walk only what calls create (they were 1% of a SendMessage run's CPU).
+        gc.freeze()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     log.info("stopped")
@@ -200,6 +205,10 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
         runner.app[CARD].update(with_interfaces(base, http_interfaces(http, port)))
         log.info("A2A gateway: JSON-RPC and REST on http://%s:%d -> gRPC %s; Ctrl-C stops it",
                  http.host, port, upstream)
+        # What start-up made (modules, descriptors, the app) lives as long as the
+        # server: moved out of the collector's sight, so that full collections
+        # walk only what calls create (they were 1% of a SendMessage run's CPU).
+        gc.freeze()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     finally:

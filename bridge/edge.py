@@ -15,9 +15,10 @@ log = logging.getLogger("bridge")
 def call_context(request: web.Request) -> CallContext:
     """Service parameters from headers; `A2A-Version` may also be a query parameter."""
     headers = {k.lower(): v for k, v in request.headers.items()}
-    for key, value in request.query.items():
-        if key.lower() == "a2a-version":
-            headers["a2a-version"] = value
+    if request.query_string:  # most calls have none: no query to parse
+        for key, value in request.query.items():
+            if key.lower() == "a2a-version":
+                headers["a2a-version"] = value
     return CallContext.from_headers(headers, lowered=True)
 
 
