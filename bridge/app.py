@@ -14,7 +14,7 @@ from generated.a2a_pb2 import AgentCard
 
 from . import card as card_module
 from .jsonrpc import JsonRpcEndpoint
-from .rest import RestEndpoints, not_found_as_status
+from .rest import RestEndpoints, answer_unmatched
 
 CARD = web.AppKey("card", card_module.CardEndpoint)
 
@@ -39,8 +39,7 @@ def create_app(
     """`card` is served as is, with its interfaces (see card.with_interfaces);
     `app[CARD].update(card)` replaces it later."""
     config = config or BridgeConfig()
-    app = web.Application(client_max_size=config.max_body_bytes,
-                          middlewares=[not_found_as_status])
+    app = web.Application(client_max_size=config.max_body_bytes)
     app[CARD] = card_module.CardEndpoint(card)
     app.router.add_get(card_module.PATH, app[CARD].get)
     if jwks is not None:  # the keys that sign push notifications
@@ -62,4 +61,5 @@ def create_app(
     rest = RestEndpoints(service, max_body=config.max_body_bytes,
                          max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
+    answer_unmatched(app)  # last: unknown paths and verbs
     return app

@@ -108,6 +108,24 @@ async def test_unknown_routes_and_verbs(s: Stack) -> None:
     assert (status, reason(body)) == (404, "METHOD_NOT_FOUND")
 
 
+async def test_unmatched_answers_name_what_the_path_takes(s: Stack) -> None:
+    status, body = await req(s, "PUT", "/message:send", {"message": MSG})
+    assert body["error"]["message"] == "PUT is not allowed on /message:send; use POST"
+    status, body = await req(s, "DELETE", "/.well-known/agent-card.json")
+    assert status == 405
+    assert body["error"]["message"].endswith("use GET, HEAD")
+    status, body = await req(s, "PATCH", "/tasks/abc")  # GetTask's path takes GET only
+    assert (status, body["error"]["message"]) == (
+        405, "PATCH is not allowed on /tasks/abc; use GET, HEAD")
+    status, body = await req(s, "GET", "/no/such/thing")
+    assert (status, body["error"]["message"]) == (
+        404, "no A2A operation at GET /no/such/thing")
+    async with s.session.head(s.base_url + "/.well-known/agent-card.json") as resp:
+        assert resp.status == 200  # the routes themselves are untouched
+    async with s.session.head(s.base_url + "/nope") as resp:
+        assert resp.status == 404
+
+
 @pytest.mark.parametrize(("raw", "expected"), [
     (b"{oops", (400, "PARSE_ERROR")),
     (b"[1, 2]", (400, "INVALID_PARAMS")),
