@@ -154,11 +154,19 @@ def _default(f: FieldDescriptor) -> Any:
     return 0
 
 
+_filled: dict[type, tuple[tuple[str, Any], ...]] = {}  # per message class: (key, default)
+
+
 def to_dict(msg: Message) -> dict[str, Any]:
     out = protojson.to_dict(msg)
-    for f in _required_fields(msg.DESCRIPTOR):
-        if f.json_name not in out and (f.is_repeated or f.message_type is None):
-            out[f.json_name] = _default(f)
+    fill = _filled.get(type(msg))
+    if fill is None:
+        fill = _filled[type(msg)] = tuple(
+            (f.json_name, f) for f in _required_fields(msg.DESCRIPTOR)
+            if f.is_repeated or f.message_type is None)
+    for key, f in fill:
+        if key not in out:
+            out[key] = _default(f)
     return out
 
 

@@ -39,7 +39,11 @@ HEADERS = {
     "X-Accel-Buffering": "no",  # let proxies such as nginx pass events through at once
 }
 KEEPALIVE = b": keep-alive\n\n"
+
+
 def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:
+    if event is None and event_id is not None:  # every event of a stream but an error
+        return b"id: %d\ndata: %b\n\n" % (event_id, codec.dumps(data))
     head = "" if event_id is None else f"id: {event_id}\n"
     if event is not None:
         head += f"event: {event}\n"

@@ -119,7 +119,10 @@ def _append_chunk(existing: Artifact, new: Artifact) -> Undo:
     parts, extensions = len(existing.parts), len(existing.extensions)
     metadata: Struct | None = None
     had_metadata = existing.HasField("metadata")
-    existing.parts.extend(new.parts)
+    if len(new.parts) == 1:  # a chunk is mostly one part: append() costs less than extend()
+        existing.parts.append(new.parts[0])
+    else:
+        existing.parts.extend(new.parts)
     if new.extensions:  # extend() costs microseconds even when given nothing
         existing.extensions.extend(x for x in new.extensions if x not in existing.extensions)
     if new.HasField("metadata"):

@@ -107,6 +107,17 @@ def test_artifact_chunks_append_and_replace() -> None:
     assert [p.text for p in t.artifacts[0].parts] == ["fresh"]
 
 
+def test_a_chunk_of_several_parts_appends_them_all_in_order() -> None:
+    t = task()
+    lifecycle.apply(t, artifact("a", "one"))
+    chunk = artifact("a", "two", append=True)
+    chunk.artifact_update.artifact.parts.add(text="three")
+    undo = lifecycle.apply(t, chunk)
+    assert [p.text for p in t.artifacts[0].parts] == ["one", "two", "three"]
+    undo()
+    assert [p.text for p in t.artifacts[0].parts] == ["one"]
+
+
 def test_append_to_unknown_artifact_is_refused() -> None:
     t = task()
     with pytest.raises(InvalidAgentResponseError, match="unknown artifact"):
