@@ -37,7 +37,10 @@ def create_app(
     metrics: Callable[[], str] | None = None,
 ) -> web.Application:
     """`card` is served as is, with its interfaces (see card.with_interfaces);
-    `app[CARD].update(card)` replaces it later."""
+    `app[CARD].update(card)` replaces it later. The app's last route answers
+    unknown paths and verbs (rest.answer_unmatched): a route added to the app
+    afterwards works on a path of its own (`/hooks/in`), not as a variable
+    path on the root (`/{name}`), which that last route would shadow."""
     config = config or BridgeConfig()
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CARD] = card_module.CardEndpoint(card)
