@@ -346,7 +346,7 @@ class RequestHandler:
             await stack.aclose()
             raise
         sub, first = subs[0], run.first_seq
-        return EventStream(self._follow(stack, sub, first),
+        return EventStream(_Follow(stack, sub, first),
                            ready=lambda: _ready(sub.peek(), first - 1), announce=_announce(ctx),
                            first_sent=release)
 
@@ -367,20 +367,6 @@ class RequestHandler:
             await tail.stack.aclose()
             return EventStream(_one(tail.seq, StreamResponse(task=tail.task)))
         return EventStream(self._tail(tail, None), ready=lambda: _ready(tail.sub.peek(), tail.seq))
-
-    async def _follow(
-        self, stack: AsyncExitStack, sub: Subscription, first_seq: int
-    ) -> AsyncGenerator[Numbered, None]:
-        async with stack:
-            while True:
-                event = await sub.next()
-                if event.error is not None:
-                    raise event.error
-                if event.seq < first_seq:
-                    continue
-                yield event.seq, event.payload
-                if lifecycle.ends_stream(event.payload):
-                    return
 
     # -- tasks --
 
@@ -583,6 +569,42 @@ def _ready(head: Event | None, skip_upto: int) -> bool:
     """Will a stream's next read return at once? Only if the queued event is one
     it passes on (not one it skips as already sent), or an error."""
     return head is not None and (head.error is not None or head.seq > skip_upto)
+
+
+class _Follow:
+    """A new run's events, from its first on, until one ends the stream (then
+    it unsubscribes). A class rather than an async generator: an event that
+    is already queued is taken without awaiting anything, two coroutine
+    layers less per event of a busy stream."""
+
+    __slots__ = ("_done", "_first_seq", "_stack", "_sub")
+
+    def __init__(self, stack: AsyncExitStack, sub: Subscription, first_seq: int) -> None:
+        self._stack, self._sub, self._first_seq = stack, sub, first_seq
+        self._done = False
+
+    async def __anext__(self) -> Numbered:
+        if not self._done:
+            sub = self._sub
+            while True:
+                event = sub.take()
+                if event is None:
+                    event = await sub.next()
+                if event.error is not None:
+                    self._done = True
+                    await self._stack.aclose()
+                    raise event.error
+                if event.seq >= self._first_seq:
+                    break
+            if lifecycle.ends_stream(event.payload):
+                self._done = True
+            return event.seq, event.payload
+        await self._stack.aclose()  # after the last event: unsubscribe
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self._done = True
+        await self._stack.aclose()
 
 
 async def _one(seq: int, event: StreamResponse) -> AsyncGenerator[Numbered, None]:

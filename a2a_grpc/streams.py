@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 from generated.a2a_pb2 import StreamResponse
 
 Numbered = tuple[int | None, StreamResponse]
+
+
+class Source(Protocol):
+    """What an EventStream reads: an async generator of Numbered, or any
+    object with the two methods it uses."""
+
+    def __anext__(self) -> Awaitable[Numbered]: ...
+
+    async def aclose(self) -> None: ...
 
 # gRPC carries no per-message ids: a stream's response headers give the sequence
 # number of its first event, and the events after it count up by one.
@@ -36,7 +46,7 @@ class EventStream(AsyncIterator[StreamResponse]):
 
     __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq")
 
-    def __init__(self, source: AsyncGenerator[Numbered, None], *, numbered: bool = True,
+    def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
                  first_sent: Callable[[], None] | None = None) -> None:
         self._source = source

@@ -32,6 +32,9 @@ class Subscription(Protocol):
     def peek(self) -> Event | None:
         """The next event if it is already here (it stays queued), else None."""
 
+    def take(self) -> Event | None:
+        """The next event if it is already here (taken off the queue), else None."""
+
 
 class EventBus(Protocol):
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...

@@ -35,6 +35,9 @@ class LocalSubscription:
     def peek(self) -> Event | None:
         return self._queue[0] if self._queue else None
 
+    def take(self) -> Event | None:
+        return self._queue.popleft() if self._queue else None
+
     async def next(self) -> Event:
         while not self._queue:
             self._waiter = asyncio.get_running_loop().create_future()

@@ -191,12 +191,14 @@ class MemoryTaskStore:
         old = tasks.get(task_id)
         body = event.SerializeToString()
         frame = _FRAME.pack(seq, len(body))
-        if derived and isinstance(old, _Live) and status.state not in _TERMINAL:
+        if derived and isinstance(old, _Live) and (state := status.state) not in _TERMINAL:
             # A streamed task grows with every chunk: log the event alone, and
             # fold it into the task when the task is read (or turns final).
             old.log += frame
             old.log += body
-            old.seq, old.ns, old.state = seq, nanos_of(status.timestamp), status.state
+            old.seq = seq
+            if not event.HasField("artifact_update"):  # an artifact changes neither
+                old.ns, old.state = nanos_of(status.timestamp), state
         else:
             if isinstance(old, bytes):  # a final task taking an event: unpack it
                 view = _View(old)
