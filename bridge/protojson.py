@@ -32,6 +32,8 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from a2a_grpc.core.compiled import define, per_type
+
 F = FieldDescriptor
 _INT64 = frozenset({F.TYPE_INT64, F.TYPE_UINT64, F.TYPE_SINT64, F.TYPE_FIXED64,
                     F.TYPE_SFIXED64})
@@ -132,17 +134,11 @@ def _value_printer(f: FieldDescriptor) -> Convert:
 # from the descriptor alone (attribute names are identifiers, keys go
 # through repr), as dataclasses builds __init__.
 Printer = Callable[[Message], dict[str, Any]]
-_printers: dict[str, Printer] = {}
+_printers: dict[str, Callable[[Any], Any]] = {}
 
 
 def _printer(desc: Descriptor) -> Printer:
-    name = desc.full_name
-    found = _printers.get(name)
-    if found is None:
-        # While it compiles, a type that contains itself prints through the table.
-        _printers[name] = lambda msg: _printers[name](msg)
-        found = _printers[name] = _compile_printer(desc)
-    return found
+    return per_type(_printers, desc, _compile_printer)
 
 
 def _compile_printer(desc: Descriptor) -> Printer:
@@ -178,9 +174,7 @@ def _compile_printer(desc: Descriptor) -> Printer:
     except LookupError:  # a field json_format must print (floats)
         return json_format.MessageToDict
     lines.append("    return out")
-    exec("\n".join(lines), namespace)  # code built above from the descriptor
-    printer: Printer = namespace["print_message"]
-    return printer
+    return define(lines, namespace, "print_message")
 
 
 def _oneof_group(f: FieldDescriptor, fields: list[FieldDescriptor]

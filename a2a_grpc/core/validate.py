@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from functools import cache
+from typing import Any
 
 from google.api import field_behavior_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -19,6 +20,7 @@ from google.protobuf.message import Message as ProtoMessage
 
 from generated.a2a_pb2 import Part, TaskPushNotificationConfig
 
+from .compiled import define, per_type
 from .errors import FieldViolation, InvalidParamsError
 
 
@@ -95,7 +97,7 @@ _EXTRA = {
 # alone decides what is wrong (tests/property/test_validate_fast.py holds the
 # two equal on every A2A message type).
 Checker = Callable[[ProtoMessage], bool]
-_checkers: dict[str, Checker] = {}
+_checkers: dict[str, Callable[[Any], Any]] = {}
 _EXTRA_CODE = {
     Part.DESCRIPTOR.full_name: ["    if msg.WhichOneof('content') is None:",
                                 "        return False"],
@@ -119,13 +121,7 @@ def _has_rules(desc: Descriptor, seen: frozenset[str] = frozenset()) -> bool:
 
 
 def _checker(desc: Descriptor) -> Checker:
-    name = desc.full_name
-    found = _checkers.get(name)
-    if found is None:
-        # While it compiles, a type that contains itself checks through the table.
-        _checkers[name] = lambda msg: _checkers[name](msg)
-        found = _checkers[name] = _compile_checker(desc)
-    return found
+    return per_type(_checkers, desc, _compile_checker)
 
 
 def _compile_checker(desc: Descriptor) -> Checker:
@@ -149,9 +145,7 @@ def _compile_checker(desc: Descriptor) -> Checker:
             lines += [f"    if msg.HasField({f.name!r}) and not c{i}(msg.{f.name}):",
                       "        return False"]
     lines.append("    return True")
-    exec("\n".join(lines), namespace)  # code built above from the descriptor
-    checker: Checker = namespace["check"]  # type: ignore[assignment]
-    return checker
+    return define(lines, namespace, "check")
 
 
 def is_valid(request: ProtoMessage) -> bool:
