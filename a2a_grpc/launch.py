@@ -75,6 +75,15 @@ def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
             Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
 
 
+def _freeze_startup() -> None:
+    """What start-up made (modules, descriptors, the app) lives as long as the
+    process: moved out of the collector's sight, so that full collections walk
+    only what calls create (they were 1% of a SendMessage run's CPU). Start-up's
+    garbage is collected first, not frozen with it."""
+    gc.collect()
+    gc.freeze()
+
+
 async def _wait_for_signal() -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -158,12 +167,7 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                  "(card: /.well-known/agent-card.json), tasks in %s; Ctrl-C stops it",
                  card.name, grpc_host, grpc_server.port, http.host, http_port,
                  _redacted(store_url))
-        # What start-up made (modules, descriptors, the app) lives as long as the
-        # server: moved out of the collector's sight, so that full collections
-        # walk only what calls create (they were 1% of a SendMessage run's CPU).
-        # Start-up's garbage is collected first, not frozen with it.
-        gc.collect()
-        gc.freeze()
+        _freeze_startup()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     log.info("stopped")
@@ -207,12 +211,7 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
         runner.app[CARD].update(with_interfaces(base, http_interfaces(http, port)))
         log.info("A2A gateway: JSON-RPC and REST on http://%s:%d -> gRPC %s; Ctrl-C stops it",
                  http.host, port, upstream)
-        # What start-up made (modules, descriptors, the app) lives as long as the
-        # server: moved out of the collector's sight, so that full collections
-        # walk only what calls create (they were 1% of a SendMessage run's CPU).
-        # Start-up's garbage is collected first, not frozen with it.
-        gc.collect()
-        gc.freeze()
+        _freeze_startup()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     finally:
