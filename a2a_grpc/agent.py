@@ -8,6 +8,12 @@ The server owns ids, timestamps, storage, streaming and the lifecycle rules:
 an illegal move (say, `working()` after `complete()`) raises
 `IllegalTransitionError` in the agent and changes nothing.
 
+A run may end with its task still SUBMITTED or WORKING, on purpose: it calls
+`events.hand_off()` (the work goes on elsewhere). The caller then gets the
+task as it stands, and the task is finished later through `events` (kept by
+the agent) or through `self.tasks.task_events(...)`, from anywhere in the
+process: a webhook, a job queue, a timer, hours later.
+
     class Echo(AgentExecutor):
         async def execute(self, context, events):
             await events.working()
@@ -17,7 +23,7 @@ an illegal move (say, `working()` after `complete()`) raises
 
 from __future__ import annotations
 
-from collections.abc import Iterable, MutableSequence, Sequence
+from collections.abc import AsyncIterator, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -38,6 +44,19 @@ from .core import states
 from .core.ids import new_id
 
 
+class FollowUps(AsyncIterator[Message]):
+    """Messages the client sends on this task while this run is active, in the
+    order they arrived (each is already in the task's history). What the run
+    does not take is handed to a new run once this one ends. `async for` waits
+    for the next; `take()` returns one only if it is already here."""
+
+    def take(self) -> Message | None:
+        return None
+
+    async def __anext__(self) -> Message:
+        raise StopAsyncIteration
+
+
 @dataclass(slots=True)
 class RequestContext:
     """Everything the agent is told about one incoming message."""
@@ -52,6 +71,8 @@ class RequestContext:
     call: CallContext
     configuration: SendMessageConfiguration = field(default_factory=SendMessageConfiguration)
     metadata: Struct = field(default_factory=Struct)
+    # Follow-up messages on this task while the run is active (see FollowUps).
+    follow_ups: FollowUps = field(default_factory=FollowUps)
 
     @property
     def text(self) -> str:
@@ -64,9 +85,22 @@ class AgentExecutor:
 
     `execute` runs as its own asyncio task. Raising an A2AError before the
     first event fails the call with that error (e.g. ContentTypeNotSupported);
-    any other exception, or returning while the task is still working, fails
-    the task (the traceback is logged, the client sees a generic message).
+    any other exception fails the task (the traceback is logged, the client
+    sees a generic message). Returning while the task is still SUBMITTED or
+    WORKING fails it too, unless the run called `events.hand_off()` first, or
+    the class sets `hand_off_on_return = True` (what agents written for the
+    official SDKs expect: their `execute()` returns and the work goes on).
+
+    `tasks` is set by the server that runs the agent: `tasks.task_events(...)`
+    gives the events of an existing task outside `execute()`.
     """
+
+    hand_off_on_return = False
+    tasks: TaskSource | None = None
+
+    def bind(self, tasks: TaskSource) -> None:
+        """Called by the server that runs this agent."""
+        self.tasks = tasks
 
     async def execute(self, context: RequestContext, events: TaskEvents) -> None:
         raise NotImplementedError
@@ -90,6 +124,15 @@ class AgentExecutor:
 class EventSink(Protocol):
     async def emit(self, event: StreamResponse) -> None: ...
 
+    async def hand_off(self) -> None: ...
+
+
+class TaskSource(Protocol):
+    async def task_events(self, task_id: str, *, tenant: str = "",
+                          owner: str = "") -> TaskEvents:
+        """The events of an existing task, for use outside `execute()`; raises
+        TaskNotFoundError when (tenant, owner) has no such task."""
+
 
 Content = str | Part | Iterable[Part]
 
@@ -106,10 +149,23 @@ def _add_parts(parts: MutableSequence[Part], content: Content) -> None:
 class TaskEvents:
     """Builds the events of one task and hands them to the server, in order."""
 
-    def __init__(self, sink: EventSink, task_id: str, context_id: str) -> None:
+    def __init__(self, sink: EventSink, task_id: str, context_id: str,
+                 tenant: str = "", owner: str = "") -> None:
         self._sink = sink
         self.task_id = task_id
         self.context_id = context_id
+        # Where the task lives: keep these three to reach it later (TaskSource).
+        self.tenant = tenant
+        self.owner = owner
+
+    async def hand_off(self) -> None:
+        """End this run's hold on the task on purpose, leaving it as it is
+        (SUBMITTED or WORKING; created first if no event did yet): the blocking
+        send answers with the task, the run's stream ends, subscribers keep
+        following, and a restart does not fail it. Events sent later, through
+        this object or `AgentExecutor.tasks`, continue it. On a task that is
+        already final or interrupted it does nothing."""
+        await self._sink.hand_off()
 
     def agent_message(self, content: Content, *, metadata: Struct | None = None) -> Message:
         """A ROLE_AGENT message for this task, with a fresh messageId."""

@@ -13,6 +13,7 @@ from typing import Any
 
 from bridge import BridgeConfig
 
+from .cards import grpc_address
 from .client.commands import VERBS, add_commands, main_for
 from .demo import DemoAgent
 from .launch import HttpOptions, PushOptions, gateway, serve
@@ -48,6 +49,13 @@ async def _dead_letters(url: str, limit: int) -> int:
     finally:
         await store.close()
     return 0
+
+
+def _grpc_address(text: str) -> str:
+    try:
+        return grpc_address(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def duration(text: str) -> float:
@@ -96,8 +104,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="serve an agent (the built-in demo agent by default)")
     _common(s)
-    s.add_argument("--grpc-port", type=int, default=50051, help="gRPC port (default 50051)")
+    s.add_argument("--grpc-port", type=int, default=50051,
+                   help="gRPC port (default 50051; 0 picks a free one, named in the log)")
+    s.add_argument("--grpc-public-address", type=_grpc_address, metavar="HOST:PORT",
+                   help="the gRPC address the card advertises, when clients reach it through "
+                        "a proxy or load balancer (default HOST:GRPC_PORT)")
     _http_flags(s)
+    s.add_argument("--follow-ups", choices=("any", "interrupted"), default="any",
+                   help="which tasks take a follow-up message: any non-final one (the "
+                        "default, spec 3.3.3), or only one asking for input or auth")
     s.add_argument("--agent", metavar="MODULE:ATTR",
                    help="your AgentExecutor (instance, class or factory) instead of the demo")
     s.add_argument("--store", default=DEFAULT_URL, metavar="URL",
@@ -150,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
                 SenderConfig(timeout=args.push_timeout, max_attempts=args.push_attempts,
                              base_delay=args.push_backoff))
             run_loop(serve(agent, args.host, args.grpc_port, http, args.grace,
-                           args.store, args.retention, push), args.loop)
+                           args.store, args.retention, push,
+                           grpc_public=args.grpc_public_address,
+                           interrupted_only=args.follow_ups == "interrupted"), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace), args.loop)
     except ValueError as exc:

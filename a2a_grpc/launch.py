@@ -22,19 +22,19 @@ from typing import Any
 
 from aiohttp import web
 from google.protobuf import json_format
-from google.protobuf.struct_pb2 import Struct
 
-from bridge import CARD, BridgeConfig, Interface, create_app, with_interfaces
+from bridge import CARD, BridgeConfig, create_app
 from bridge.app import JWKS_PATH
-from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentExtension
+from generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 from .agent import AgentExecutor
+from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
 from .push.policy import PushPolicy
 from .push.sender import PushSender, SenderConfig
 from .push.signing import HEADER as SIGNATURE_HEADER
 from .push.signing import Signer, load_keys
-from .server import PortInUseError, card_for, start_grpc
+from .server import PortInUseError, start_grpc
 from .service import A2AService
 from .stores import DEFAULT_URL, open_store
 from .upstream import UpstreamService
@@ -70,7 +70,8 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
 
 
 def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
-    base = (options.public_url or f"http://{options.host}:{port}").rstrip("/")
+    base = (options.public_url
+            or f"http://{host_port(advertised_host(options.host), port)}").rstrip("/")
     return [Interface("JSONRPC", base + options.config.jsonrpc_path),
             Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
 
@@ -112,17 +113,17 @@ class PushOptions:
     sender: SenderConfig = field(default_factory=SenderConfig)
 
 
-SIGNED_PUSH = "urn:a2a-grpc:extension:signed-push:v1"
-
-
 async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
-                retention_s: float | None = None, push: PushOptions | None = None) -> None:
-    """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM."""
+                retention_s: float | None = None, push: PushOptions | None = None, *,
+                grpc_public: str | None = None, interrupted_only: bool = False) -> None:
+    """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
+    the gRPC address the card advertises (default: HOST:PORT as bound)."""
     push = push or PushOptions()
     card = card_for(agent)
     store = await open_store(store_url)
-    handler = RequestHandler(agent, card, store=store, push_policy=push.policy)
+    handler = RequestHandler(agent, card, store=store, push_policy=push.policy,
+                             interrupted_only=interrupted_only)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)
@@ -150,33 +151,30 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             purger = asyncio.create_task(_retention(handler, retention_s))
             cleanup.callback(purger.cancel)
         # The card names the real ports, known only now that both are bound.
-        handler.card = with_interfaces(card, [
-            Interface("GRPC", f"grpc://{grpc_host}:{grpc_server.port}"),
-            *http_interfaces(http, http_port)])
-        base = http_interfaces(http, http_port)[1].url
-        if signer is not None and card.capabilities.push_notifications:
+        interfaces = [
+            Interface("GRPC", grpc_public or host_port(advertised_host(grpc_host),
+                                                       grpc_server.port)),
+            *http_interfaces(http, http_port)]
+        base = interfaces[2].url
+        signed = None
+        if signer is not None:
             signer.issuer = base
-            handler.card.capabilities.extensions.append(AgentExtension(
-                uri=SIGNED_PUSH, params=_struct({"jwksUrl": base + JWKS_PATH,
-                                                 "header": SIGNATURE_HEADER}),
-                description="Push notifications carry a JWT (ES256/RS256) in the "
-                            f"{SIGNATURE_HEADER} header: iss, aud = the webhook URL, iat, "
-                            "exp, jti, taskId and body_sha256; keys at jwksUrl."))
+            signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
+        handler.card = public_card(card, interfaces, signed)
         runner.app[CARD].update(handler.card)
-        log.info("A2A agent %r: gRPC on %s:%d, JSON-RPC and REST on http://%s:%d "
-                 "(card: /.well-known/agent-card.json), tasks in %s; Ctrl-C stops it",
-                 card.name, grpc_host, grpc_server.port, http.host, http_port,
-                 _redacted(store_url))
+        log.info("listening: gRPC on %s, HTTP on %s", host_port(grpc_host, grpc_server.port),
+                 host_port(http.host, http_port))
+        log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
+                 "tasks in %s; Ctrl-C stops it", card.name,
+                 ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(store_url))
+        if grpc_public is None and grpc_host.strip() in ("0.0.0.0", "::", ""):
+            log.warning("listening on all addresses: the card names this machine as %s; "
+                        "pass --public-url and --grpc-public-address with the names clients "
+                        "use", advertised_host(grpc_host))
         _freeze_startup()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     log.info("stopped")
-
-
-def _struct(values: dict[str, Any]) -> Struct:
-    out = Struct()
-    out.update(values)
-    return out
 
 
 def _redacted(url: str) -> str:
@@ -208,9 +206,11 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
     runner = None
     try:
         runner, port = await start_http(service, base, http, grace)
-        runner.app[CARD].update(with_interfaces(base, http_interfaces(http, port)))
-        log.info("A2A gateway: JSON-RPC and REST on http://%s:%d -> gRPC %s; Ctrl-C stops it",
-                 http.host, port, upstream)
+        # The upstream may number events its own way: no resumable-streams promise.
+        runner.app[CARD].update(public_card(base, http_interfaces(http, port), resumable=False))
+        log.info("listening: HTTP on %s", host_port(http.host, port))
+        log.info("A2A gateway: JSON-RPC and REST on http://%s -> gRPC %s; Ctrl-C stops it",
+                 host_port(http.host, port), upstream)
         _freeze_startup()
         await _wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)

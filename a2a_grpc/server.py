@@ -11,7 +11,6 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from generated import a2a_pb2
-from generated.a2a_pb2 import AgentCard
 
 from .agent import AgentExecutor
 from .handler import RequestHandler
@@ -77,21 +76,3 @@ def load_agent(spec: str) -> AgentExecutor:
     if not isinstance(agent, AgentExecutor):
         raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor (got {type(agent).__name__})")
     return agent
-
-
-def card_for(agent: AgentExecutor) -> AgentCard:
-    """The agent's own card (its `card` attribute), or a minimal one; no interfaces yet."""
-    card = AgentCard()
-    own = getattr(agent, "card", None)
-    if isinstance(own, AgentCard):
-        card.CopyFrom(own)
-    else:
-        doc = (type(agent).__doc__ or "").strip().splitlines()
-        card.name = type(agent).__name__
-        card.description = doc[0] if doc else f"{type(agent).__name__} agent"
-        card.version = "0.0.0"
-        card.capabilities.streaming = True
-        card.default_input_modes.append("text/plain")
-        card.default_output_modes.append("text/plain")
-    del card.supported_interfaces[:]
-    return card

@@ -1,11 +1,21 @@
-"""What streaming operations return: events in order, each with its sequence number."""
+"""What streaming operations return: events in order, each with its sequence
+number (`EventStream`), and the sources the handler builds them from: a run's
+own events (`Follow`), a task followed until it settles (`follow_task`), one
+event (`one`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Protocol
 
-from generated.a2a_pb2 import StreamResponse
+from generated.a2a_pb2 import StreamResponse, Task, TaskState
+
+from .bus.base import END, Event, EventBus, Subscription
+from .core import lifecycle, states
+from .core.errors import TaskNotFoundError
+from .stores.base import Scope, TaskStore
 
 Numbered = tuple[int | None, StreamResponse]
 
@@ -79,3 +89,110 @@ class EventStream(AsyncIterator[StreamResponse]):
     async def aclose(self) -> None:
         self._sent_first()
         await self._source.aclose()
+
+
+# -- the sources handler streams read --
+
+
+def ready(head: Event | None, skip_upto: int) -> bool:
+    """Will a stream's next read return at once? Only if the queued event is one
+    it passes on (not one it skips as already sent), an error, or its end."""
+    return head is not None and (head.error is not None or head is END or head.seq > skip_upto)
+
+
+class Follow:
+    """A run's events, from its first on, until one ends the stream, or the run
+    lets go of the task (hand-off: `sub.end()`); then it unsubscribes. A class
+    rather than an async generator: an event that is already queued is taken
+    without awaiting anything, two coroutine layers less per event of a busy
+    stream."""
+
+    __slots__ = ("_done", "_first_seq", "_stack", "_sub")
+
+    def __init__(self, stack: AsyncExitStack, sub: Subscription, first_seq: int) -> None:
+        self._stack, self._sub, self._first_seq = stack, sub, first_seq
+        self._done = False
+
+    async def __anext__(self) -> Numbered:
+        if not self._done:
+            sub = self._sub
+            while True:
+                event = sub.take()
+                if event is None:
+                    event = await sub.next()
+                if event is END:
+                    break
+                if event.error is not None:
+                    self._done = True
+                    await self._stack.aclose()
+                    raise event.error
+                if event.seq >= self._first_seq:
+                    if lifecycle.ends_stream(event.payload):
+                        self._done = True
+                    return event.seq, event.payload
+        await self._stack.aclose()  # after the last event: unsubscribe
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        self._done = True
+        await self._stack.aclose()
+
+
+async def one(seq: int, event: StreamResponse) -> AsyncGenerator[Numbered, None]:
+    yield seq, event
+
+
+@dataclass(slots=True)
+class Tail:
+    """A task's subscription opened before its snapshot was read, and what a
+    resumed stream replays from the log."""
+
+    stack: AsyncExitStack
+    sub: Subscription
+    task: Task
+    seq: int
+    replay: list[tuple[int, StreamResponse]]
+
+    @property
+    def state(self) -> TaskState:
+        return self.task.status.state
+
+
+async def open_tail(bus: EventBus, store: TaskStore, scope: Scope, task_id: str,
+                    resume: int | None = None) -> Tail:
+    """Subscribe, then read the snapshot: no event can fall between the two."""
+    stack = AsyncExitStack()
+    try:
+        sub = await stack.enter_async_context(bus.subscribe(task_id))
+        found = await store.get(scope, task_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        replay = [] if resume is None else await store.events(scope, task_id, resume, found.seq)
+    except BaseException:
+        await stack.aclose()
+        raise
+    return Tail(stack, sub, found.task, found.seq, replay)
+
+
+async def follow_task(tail: Tail, resume: int | None) -> AsyncGenerator[Numbered, None]:
+    """The task as it stands, the replay, then live events until the task
+    settles (whatever run, or no run, writes them)."""
+    async with tail.stack:
+        # §3.1.6: the current Task comes first. On a resume it carries no id,
+        # so the client's last event id stays where it was until the replay.
+        yield (tail.seq if resume is None else None), StreamResponse(task=tail.task)
+        for seq, logged in tail.replay:
+            yield seq, logged
+        if tail.state in states.TERMINAL:
+            return
+        while True:
+            event = await tail.sub.next()
+            if event is END:
+                continue  # a run let go: the task goes on
+            if event.error is not None:
+                raise event.error
+            if event.seq <= tail.seq:
+                continue  # already part of the snapshot
+            yield event.seq, event.payload
+            if lifecycle.ends_stream(event.payload):
+                return

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.processes import free_port
+from tests.processes import unused_port as free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_CPU = 0

@@ -21,12 +21,12 @@ import time
 import uuid
 from pathlib import Path
 
+from a2a_grpc.cards import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.core import listing
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import card_for
 from a2a_grpc.stores import MemoryTaskStore, Scope, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore

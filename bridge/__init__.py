@@ -5,6 +5,5 @@ RequestHandler or, in gateway mode, any A2A gRPC server.
 """
 
 from .app import CARD, BridgeConfig, create_app
-from .card import Interface, with_interfaces
 
-__all__ = ["CARD", "BridgeConfig", "Interface", "create_app", "with_interfaces"]
+__all__ = ["CARD", "BridgeConfig", "create_app"]

@@ -36,7 +36,7 @@ def create_app(
     jwks: Mapping[str, Any] | None = None,
     metrics: Callable[[], str] | None = None,
 ) -> web.Application:
-    """`card` is served as is, with its interfaces (see card.with_interfaces);
+    """`card` is served as is (see a2a_grpc.cards.public_card);
     `app[CARD].update(card)` replaces it later. The app's last route answers
     unknown paths and verbs (rest.answer_unmatched): a route added to the app
     afterwards works on a path of its own (`/hooks/in`), not as a variable

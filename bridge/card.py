@@ -1,43 +1,22 @@
 """The public agent card at /.well-known/agent-card.json (spec §8).
 
-The agent supplies what it is (name, description, version, provider,
-skills, modes, capabilities it implements); the server adds the interfaces
-it really serves, each with an absolute URL and protocol version "1.0".
-Served with an ETag and Cache-Control; a matching If-None-Match gets 304.
+Serves the card `a2a_grpc.cards.public_card` built, with an ETag and
+Cache-Control; a matching If-None-Match gets 304.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 
 from aiohttp import web
 
-from a2a_grpc.context import CURRENT_VERSION
-from generated.a2a_pb2 import AgentCard, AgentInterface
+from generated.a2a_pb2 import AgentCard
 
 from .codec import to_dict
 
 PATH = "/.well-known/agent-card.json"
 CACHE_SECONDS = 300
-
-
-@dataclass(frozen=True, slots=True)
-class Interface:
-    binding: str  # JSONRPC, HTTP+JSON, GRPC
-    url: str
-
-
-def with_interfaces(card: AgentCard, interfaces: list[Interface]) -> AgentCard:
-    """`card` listing exactly `interfaces`, in order (the first is preferred)."""
-    out = AgentCard()
-    out.CopyFrom(card)
-    del out.supported_interfaces[:]
-    for i in interfaces:
-        out.supported_interfaces.append(AgentInterface(
-            url=i.url, protocol_binding=i.binding, protocol_version=CURRENT_VERSION))
-    return out
 
 
 class CardEndpoint:

@@ -7,7 +7,9 @@
   errors. `data` is the list of google.rpc details: ErrorInfo first.
 - Streaming methods answer `text/event-stream`: each event a JSON-RPC
   response with the request's id; an error after the start is the last
-  event. An error before the first event is a plain JSON-RPC error.
+  event. An error before the first event is a stream too, holding that one
+  error response: the official TCK's client requires an event stream for a
+  streaming method, and the SDK clients read the error from it as well.
 - Batches run member by member; a streaming method inside a batch gets
   -32600 for that member. Notifications (no id) run and get no answer.
 """
@@ -107,18 +109,22 @@ class JsonRpcEndpoint:
             if method.streaming and in_batch:
                 raise InvalidRequestError(
                     f"{method_name} streams its answer: send it on its own, not in a batch")
-            req = codec.parse(params, method.request)
             call = getattr(self.service, method.attr)
             if method.streaming:
                 if id_ is _NO_ID:
                     return None  # a notification can't receive a stream
-                events = await call(req, call_context(request))
+                try:
+                    events = await call(codec.parse(params, method.request),
+                                        call_context(request))
+                except Exception as exc:
+                    note(exc, f"JSON-RPC {method_name}")
+                    return await sse.one_error(request, reply(id_, error=exc))
                 return await sse.stream(
                     request, events,
                     render=lambda ev: reply(id_, result=codec.to_dict(ev)),
                     render_error=lambda exc: (reply(id_, error=_noted(exc, method_name)), None),
                     keepalive=self.keepalive)
-            result = await call(req, call_context(request))
+            result = await call(codec.parse(params, method.request), call_context(request))
         except Exception as exc:
             note(exc, f"JSON-RPC {method_name}")
             return None if id_ is _NO_ID else reply(id_, error=exc)

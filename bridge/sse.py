@@ -134,3 +134,13 @@ async def stream(
     with contextlib.suppress(ConnectionResetError, RuntimeError):
         await response.write_eof()
     return response
+
+
+async def one_error(request: web.Request, data: Any) -> web.StreamResponse:
+    """A stream refused before its first event, as a stream of that one error."""
+    response = web.StreamResponse(status=200, headers=HEADERS)
+    await response.prepare(request)
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write(frame(data))
+        await response.write_eof()
+    return response

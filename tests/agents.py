@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.demo import DemoAgent
+from generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 
 class PushEnabledDemo(DemoAgent):
@@ -11,3 +13,57 @@ class PushEnabledDemo(DemoAgent):
     def __init__(self) -> None:
         super().__init__()
         self.card.capabilities.push_notifications = True
+
+
+class HandOffAgent(AgentExecutor):
+    """Hands tasks off and takes follow-ups, as the tests script it by text:
+
+    - `handoff`: WORKING, then hands the task off (the work goes on elsewhere).
+    - `listen`: WORKING, then takes the follow-ups sent while it runs, answering
+      each with an artifact `got: T`, until one says `done` (then COMPLETED).
+    - `hold`: WORKING, then waits until `release()`, then hands the task off.
+    - a follow-up run on a task (no keyword): an artifact `later: T`, then
+      COMPLETED; `finish` too.
+    """
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.card = card_for_handoff()
+        self.released = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    def release(self) -> None:
+        self.released.set()
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        text = context.text.strip()
+        if context.task is not None:  # a follow-up that got a run of its own
+            await events.working()
+            await events.artifact(f"later: {text}", name="later")
+            await events.complete()
+        elif text == "handoff":
+            await events.working("handed off")
+            await events.hand_off()
+        elif text == "listen":
+            await events.working("listening")
+            async for follow_up in context.follow_ups:
+                said = "\n".join(p.text for p in follow_up.parts)
+                await events.artifact(f"got: {said}", name="got")
+                if said == "done":
+                    await events.complete()
+                    return
+        elif text == "hold":
+            await events.working("holding")
+            self.holding.set()
+            await self.released.wait()
+            await events.hand_off()
+        else:
+            await events.working()
+            await events.complete(f"echo: {text}")
+
+
+def card_for_handoff() -> AgentCard:
+    return AgentCard(name="hand-off", description="Hands tasks off.", version="1",
+                     capabilities=AgentCapabilities(streaming=True, push_notifications=True),
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"])

@@ -142,8 +142,7 @@ class JsonRpcBinding(Binding):
         resp, id_ = await self._send(rpc, req)
         async with resp:
             assert resp.status == 200
-            if resp.content_type == "application/json":  # refused before the first event
-                raise self._failed((await resp.json())["error"])
+            # Refused before the first event too: a stream holding the one error.
             assert resp.content_type == "text/event-stream"
             events, _ = parse_sse(await resp.text())
         out: list[pb.StreamResponse] = []

@@ -10,10 +10,12 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.push.policy import PushPolicy
-from a2a_grpc.server import GrpcServer, card_for, start_grpc
+from a2a_grpc.push.sender import PushSender, SenderConfig
+from a2a_grpc.server import GrpcServer, start_grpc
 from a2a_grpc.service import A2AService
 from a2a_grpc.stores import TaskStore
 from a2a_grpc.upstream import UpstreamService
@@ -21,10 +23,13 @@ from bridge import BridgeConfig, create_app
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
-from tests.processes import free_port, reap, spawn, wait_serving
+from tests.processes import reap, start_server, wait_serving
 
 # Webhook hosts the tests may name (never called: no sender runs in these tests).
 TEST_POLICY = PushPolicy.from_flags([".example.com"])
+# With a sender (stack(sender=True)): webhooks on loopback, which tests run.
+SENDER_POLICY = PushPolicy.from_flags([".example.com", "127.0.0.1/32"], allow_http=True)
+FAST_PUSH = SenderConfig(base_delay=0.05, max_attempts=4, idle_poll=0.05, timeout=2)
 
 
 @dataclass
@@ -54,13 +59,15 @@ async def serve() -> AsyncIterator[Serve]:
         extended_card: pb.AgentCard | None = None,
         push: bool = True,
         streaming: bool = True,
+        interrupted_only: bool = False,
     ) -> Running:
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
-        handler = RequestHandler(agent, card, extended_card=extended_card, push_policy=TEST_POLICY)
+        handler = RequestHandler(agent, card, extended_card=extended_card, push_policy=TEST_POLICY,
+                                 interrupted_only=interrupted_only)
         server = await start_grpc(handler)
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
         running = Running(handler, server, channel, A2AServiceStub(channel))
@@ -100,6 +107,7 @@ class Stack:
     channel: grpc.aio.Channel
     http: TestServer
     session: aiohttp.ClientSession
+    sender: PushSender | None = None
 
     @property
     def base_url(self) -> str:
@@ -129,23 +137,34 @@ async def stack() -> AsyncIterator[StackFactory]:
         config: BridgeConfig | None = None,
         service: A2AService | None = None,
         store: TaskStore | None = None,
+        sender: bool = False,
+        interrupted_only: bool = False,
     ) -> Stack:
+        """`sender`: deliver push notifications (to webhooks on loopback)."""
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
             card.capabilities.push_notifications = push
             card.capabilities.streaming = streaming
-        handler = RequestHandler(agent, card, store=store, push_policy=TEST_POLICY)
+        policy = SENDER_POLICY if sender else TEST_POLICY
+        handler = RequestHandler(agent, card, store=store, push_policy=policy,
+                                 interrupted_only=interrupted_only)
         grpc_server = await start_grpc(handler)
         http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
         await http.start_server()
         s = Stack(handler, grpc_server, grpc.aio.insecure_channel(
             f"127.0.0.1:{grpc_server.port}"), http, aiohttp.ClientSession())
         made.append(s)
+        if sender:
+            s.sender = PushSender(handler.store, policy, None, FAST_PUSH)
+            await s.sender.start()
+            handler.attach_sender(s.sender.wake)
         return s
 
     yield _make
     for s in made:
+        if s.sender is not None:
+            await s.sender.stop()
         await s.session.close()
         await s.http.close()
         await s.channel.close()
@@ -180,10 +199,9 @@ async def gateway() -> AsyncIterator[GatewayFactory]:
     made: list[Gateway] = []
 
     async def _make() -> Gateway:
-        port = free_port()
-        proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                     "--agent", "tests.agents:PushEnabledDemo", "--grace", "0",
-                     "--allow-push-to", ".example.com")
+        server = await start_server("serve", "--agent", "tests.agents:PushEnabledDemo",
+                                    "--grace", "0", "--allow-push-to", ".example.com")
+        proc, port = server.proc, server.grpc_port
         try:
             channel = await wait_serving(port, proc)
         except BaseException:

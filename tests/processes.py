@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import socket
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -16,11 +19,81 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
+def unused_port() -> int:
+    """A port nothing listens on right now, for tests that need a refused
+    connection (never for a server to bind: let it bind port 0 instead)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+# What `serve` and `bridge` log once bound: the ports they really got.
+LISTENING = re.compile(r"listening: (?:gRPC on \S+:(\d+), )?HTTP on \S+:(\d+)")
+
+
+@dataclass
+class Server:
+    """`a2a-grpc serve|bridge` in a process of its own, bound to ports it chose."""
+
+    proc: subprocess.Popen[str]
+    grpc_port: int
+    http_port: int
+    output: list[str] = field(default_factory=list)  # its log, drained as it comes
+    drainer: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def log(self) -> str:
+        """What it logged; once it has exited, all of it."""
+        if self.proc.poll() is not None and self.drainer is not None:
+            self.drainer.join(10)
+        return "".join(self.output)
+
+    async def stop(self) -> int:
+        """SIGTERM, and its exit code (15 s at most)."""
+        self.proc.terminate()
+        return await asyncio.to_thread(self.proc.wait, 15)
+
+
+async def start_server(*args: str) -> Server:
+    """Spawn `a2a-grpc ARGS` on port 0 (unless ARGS name ports) and wait for the
+    line that says which ports it bound: no other process can take them first."""
+    if args and args[0] == "serve" and "--grpc-port" not in args:
+        args = (*args, "--grpc-port", "0")
+    if "--http-port" not in args:
+        args = (*args, "--http-port", "0")
+    proc = spawn(*args)
+    output: list[str] = []
+    bound: list[int] = []
+    ready = threading.Event()
+
+    def drain() -> None:  # read the log as it comes, so the pipe never fills up
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                output.append(line)
+                found = LISTENING.search(line)
+                if found and not bound:
+                    bound.extend(int(g or 0) for g in found.groups())
+                    ready.set()
+        except (ValueError, OSError):
+            pass  # closed by reap()
+        ready.set()
+
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
+    await asyncio.to_thread(ready.wait, 30)
+    if not bound:
+        reap(proc)
+        raise AssertionError("the server did not start:\n" + "".join(output))
+    return Server(proc, bound[0], bound[1], output, drainer)
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
@@ -48,7 +121,7 @@ async def wait_serving(port: int, proc: subprocess.Popen[str]) -> grpc.aio.Chann
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             await channel.close()
-            raise AssertionError(proc.stdout.read() if proc.stdout else "server exited")
+            raise AssertionError(f"server exited with {proc.returncode}")
         try:
             resp = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)
             if resp.status == health_pb2.HealthCheckResponse.SERVING:
@@ -66,7 +139,7 @@ async def wait_http(url: str, proc: subprocess.Popen[str]) -> None:
     async with aiohttp.ClientSession() as session:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise AssertionError(proc.stdout.read() if proc.stdout else "exited")
+                raise AssertionError(f"server exited with {proc.returncode}")
             try:
                 async with session.get(url + "/.well-known/agent-card.json") as resp:
                     if resp.status == 200:

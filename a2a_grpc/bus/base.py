@@ -23,6 +23,10 @@ class Event(NamedTuple):
     error: BaseException | None = None
 
 
+# Queued by `Subscription.end()`: the reader stops after what came before it.
+END = Event(-1, StreamResponse())
+
+
 class Subscription(Protocol):
     def __aiter__(self) -> AsyncIterator[Event]: ...
 
@@ -34,6 +38,9 @@ class Subscription(Protocol):
 
     def take(self) -> Event | None:
         """The next event if it is already here (taken off the queue), else None."""
+
+    def end(self) -> None:
+        """Queue END for this reader only: the events queued so far come first."""
 
 
 class EventBus(Protocol):

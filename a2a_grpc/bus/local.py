@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 
 from generated.a2a_pb2 import StreamResponse
 
-from .base import Event
+from .base import END, Event
 
 
 class LocalSubscription:
@@ -31,6 +31,9 @@ class LocalSubscription:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def end(self) -> None:
+        self.put(END)
 
     def peek(self) -> Event | None:
         return self._queue[0] if self._queue else None

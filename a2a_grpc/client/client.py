@@ -33,10 +33,10 @@ from google.protobuf.message import Message
 
 from generated import a2a_pb2 as pb
 
+from ..cards import RESUMABLE_STREAMS
 from ..context import CURRENT_VERSION
 from ..core import lifecycle
 from ..core.errors import UnavailableError
-from ..handler import RESUMABLE_STREAMS
 from ..streams import LAST_EVENT_ID, EventStream
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport

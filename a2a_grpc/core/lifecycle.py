@@ -6,15 +6,24 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
   task. It checks the event before touching the task, so a refused event
   leaves the task exactly as it was. It changes the task in place (a copy of
   a streamed task costs more than the event: the task grows with every
-  chunk) and returns an undo, for a change that could not be stored.
-- `check_follow_up(task, message)` is §3.4.2 for a message that names a task:
-  the context must match, and a final task takes no more messages.
+  chunk) and returns the task and an undo, for a change that could not be
+  stored. `apply(None, event)` is a task's first event: a Task creates it
+  (SUBMITTED unless it says otherwise); a direct Message is an answer that
+  creates no task, and it must be the only one (§3.1.1): once a task exists,
+  a Message event is refused. Anything else cannot come first.
+- `route_follow_up(task, message, running=...)` is §3.4.3 / §3.3.3 for a
+  message that names a task: the context must match, a final task takes no
+  more messages, and any other task takes it (agents MAY accept messages in
+  non-terminal states): at once when no run is active on it, or after the
+  active run (which may take it first). `interrupted_only` is the stricter
+  reading, as an option: only a task waiting for input or auth takes one.
 - `trim_history(task, n)` is §3.2.4: unset = all, 0 = none, n = the last n.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 from google.protobuf.struct_pb2 import Struct
 
@@ -36,14 +45,51 @@ class IllegalTransitionError(InvalidAgentResponseError):
 Undo = Callable[[], None]
 
 
-def apply(task: Task, event: StreamResponse) -> Undo:
-    """Apply one status or artifact event to `task`, in place; returns what puts
-    the task back as it was (call it before any other change to the task).
+class Step(NamedTuple):
+    task: Task | None  # None only after a direct reply: no task was created
+    undo: Undo
+
+
+def _nothing() -> None:
+    pass
+
+
+def apply(task: Task | None, event: StreamResponse) -> Step:
+    """Apply one event to `task` (None: no task yet), in place; returns the
+    task and what puts it back as it was (call it before any other change).
 
     Raises InvalidAgentResponseError (and changes nothing) when the event does
     not belong to the task or is not allowed in its current state.
     """
     kind = event.WhichOneof("payload")
+    if task is None:
+        return Step(_first(event, kind), _nothing)
+    return Step(task, _update(task, event, kind))
+
+
+def _first(event: StreamResponse, kind: str | None) -> Task | None:
+    if kind == "message":
+        return None  # a direct reply: the whole answer, no task
+    if kind != "task":
+        raise InvalidAgentResponseError(
+            f"a {kind or 'empty'} event cannot come first: a task starts with a Task "
+            "(or the answer is one direct Message)")
+    new = Task()
+    new.CopyFrom(event.task)
+    if not new.id or not new.context_id:
+        raise InvalidAgentResponseError("a new task needs its id and contextId")
+    if new.status.state == states.UNSPECIFIED:
+        new.status.state = states.SUBMITTED
+    if new.status.state in states.TERMINAL:
+        raise IllegalTransitionError(f"task {new.id} cannot start in a final state")
+    return new
+
+
+def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
+    if kind == "message":
+        raise InvalidAgentResponseError(
+            "a direct Message reply must be the only answer to a new message; "
+            f"task {task.id} exists, so answer with task events")
     if kind == "status_update":
         update = event.status_update
         _check_ids(task, update.task_id, update.context_id)
@@ -141,8 +187,22 @@ def _append_chunk(existing: Artifact, new: Artifact) -> Undo:
     return undo_chunk
 
 
+def route_follow_up(task: Task, message: Message, *, running: bool,
+                    interrupted_only: bool = False) -> bool:
+    """May `message`, which names `task`, be delivered to it? True when it must
+    wait for the run active on the task (§3.4.3), False when a run may start
+    now. Raises InvalidParams (context mismatch) or UnsupportedOperation."""
+    check_follow_up(task, message)
+    if interrupted_only and task.status.state not in states.INTERRUPTED:
+        raise UnsupportedOperationError(
+            f"task {task.id} is {states.name(task.status.state)}; this agent takes a new "
+            "message on a task only when the task asks for input or auth. Wait, or cancel it")
+    return running
+
+
 def check_follow_up(task: Task, message: Message) -> None:
-    """May `message`, which names `task`, be delivered to it? (§3.4.2)"""
+    """The part of `route_follow_up` that holds whenever a message is recorded
+    (§3.4.2): the context matches, and the task is not final."""
     if message.context_id and message.context_id != task.context_id:
         raise InvalidParamsError(
             f"message.contextId {message.context_id!r} does not match the "

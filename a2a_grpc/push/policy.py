@@ -4,19 +4,22 @@ A URL must be absolute http(s) (plain http only when the operator allows it),
 and every address its host resolves to must be public: loopback, private,
 link-local (169.254.169.254 included), multicast, unspecified, reserved and
 their IPv6 forms (::1, fc00::/7, fe80::/10, v4-mapped) are refused, unless
-the operator allowed that host name or network (`--allow-push-to`). The
-check runs when a config is created and again at every delivery attempt,
-inside the HTTP client's resolver, so the address connected to is the one
-that was checked (no DNS rebinding between check and connect). Redirects are
-never followed.
+the operator allowed that host name or network (`--allow-push-to`).
+
+When a config is created, the URL is checked without asking DNS
+(`check_at_creation`): its scheme, a literal address, and `localhost` names
+(RFC 6761: always loopback). A name that does not resolve today may resolve
+tomorrow, and one that resolves today may point elsewhere at delivery. What
+counts is the check at every delivery attempt, inside the HTTP client's
+resolver, so the address connected to is the one that was checked (no DNS
+rebinding between check and connect). Redirects are never followed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import socket
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,7 +54,6 @@ class PushPolicy:
     allowed_hosts: frozenset[str] = frozenset()
     allowed_networks: tuple[Network, ...] = ()
     allow_http: bool = False
-    timeout: float = 5.0  # for the resolution done when a config is created
     _resolver: Any = field(default=None, compare=False)
 
     @classmethod
@@ -86,21 +88,24 @@ class PushPolicy:
         reason = _why_refused(ip)
         return f"{host} resolves to {ip}, {reason}" if reason else None
 
-    async def check(self, url: str, field_name: str = "url") -> None:
-        """Creation-time check: syntax, then every address the host resolves to."""
+    def check_at_creation(self, url: str, field_name: str = "url") -> None:
+        """Creation-time check, with no DNS: syntax, then the host if it is an
+        address or a localhost name. Names are checked at delivery."""
         host = self.check_syntax(url, field_name)
         if self.host_allowed(host):
             return  # the operator trusts this name, wherever it points
         try:
-            addresses = await asyncio.wait_for(_addresses(host), self.timeout)
-        except (OSError, TimeoutError) as exc:
-            raise _invalid(field_name, f"cannot resolve {host}: {exc}") from None
-        for ip in addresses:
-            why = self.refusal(host, ip)
-            if why:
-                raise _invalid(field_name, f"{why}; push notifications go to public "
-                               "addresses only (the operator can allow this one with "
-                               "--allow-push-to)")
+            ip: Address = ipaddress.ip_address(host.strip("[]").split("%")[0])
+        except ValueError:
+            if host == "localhost" or host.endswith(".localhost"):
+                ip = ipaddress.ip_address("127.0.0.1")
+            else:
+                return
+        why = self.refusal(host, ip)
+        if why:
+            raise _invalid(field_name, f"{why}; push notifications go to public "
+                           "addresses only (the operator can allow this one with "
+                           "--allow-push-to)")
 
     def resolver(self) -> GuardedResolver:
         return GuardedResolver(self)
@@ -109,19 +114,6 @@ class PushPolicy:
 def _invalid(field_name: str, message: str) -> InvalidParamsError:
     return InvalidParamsError(f"push notification URL {message}",
                               violations=[FieldViolation(field_name, message)])
-
-
-async def _addresses(host: str) -> list[Address]:
-    try:
-        return [ipaddress.ip_address(host)]
-    except ValueError:
-        pass
-    infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    return _unique(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos)
-
-
-def _unique(items: Iterable[Address]) -> list[Address]:
-    return list(dict.fromkeys(items))
 
 
 class GuardedResolver(AbstractResolver):

@@ -83,8 +83,13 @@ class TaskStore(Protocol):
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         """The task that recorded this user messageId, if any (idempotent sends)."""
 
+    async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
+        """Mark a task its agent handed off on purpose (True), or that a run holds
+        again (False). `unsettled` leaves marked tasks out."""
+
     async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
-        """Tasks left SUBMITTED or WORKING (crash recovery)."""
+        """Tasks left SUBMITTED or WORKING by a run (crash recovery), not those
+        handed off."""
 
     async def purge(self, before_ns: int) -> int:
         """Delete final tasks whose status is older than `before_ns`; how many."""

@@ -172,6 +172,7 @@ class MemoryTaskStore:
     _push: dict[tuple[Scope, str], dict[str, bytes]] = field(default_factory=dict)
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
+    _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
     _next_id: int = 1
 
     async def open(self) -> None:
@@ -258,11 +259,18 @@ class MemoryTaskStore:
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         return self._messages.get(scope, {}).get(message_id)
 
+    async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
+        if handed_off and task_id in self._tasks.get(scope, {}):
+            self._handed_off.add((scope, task_id))
+        else:
+            self._handed_off.discard((scope, task_id))
+
     async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
         found: list[tuple[Scope, StoredTask]] = []
         for scope, rows in self._tasks.items():
             for task_id, row in rows.items():
-                if _head(row)[2] in (states.SUBMITTED, states.WORKING):
+                if (_head(row)[2] in (states.SUBMITTED, states.WORKING)
+                        and (scope, task_id) not in self._handed_off):
                     view = _View(row)
                     found.append((scope, StoredTask(view.task(task_id), view.seq)))
         return found
@@ -274,6 +282,7 @@ class MemoryTaskStore:
                             if _head(r)[2] in _TERMINAL and _head(r)[0] < before_ns]:
                 del rows[task_id]
                 self._push.pop((scope, task_id), None)
+                self._handed_off.discard((scope, task_id))
                 gone += 1
         self._outbox = {k: e for k, e in self._outbox.items()
                         if e.delivery.task_id in self._tasks.get(e.delivery.scope, {})}

@@ -71,6 +71,9 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX a2a_outbox_due ON a2a_outbox (dead, next_ns)",
         "CREATE INDEX a2a_outbox_head ON a2a_outbox (tenant, task_id, config_id, dead, seq)",
     ],
+    [  # 3: tasks an agent handed off on purpose (crash recovery leaves them be)
+        "ALTER TABLE a2a_tasks ADD COLUMN handed_off INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -224,11 +227,18 @@ class SqlTaskStore:
                                  "AND message_id = ?", scope.tenant, scope.owner, message_id)
         return str(rows[0][0]) if rows else None
 
+    async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
+        async def work(tx: Tx) -> None:
+            await tx.execute("UPDATE a2a_tasks SET handed_off = ? WHERE tenant = ? AND id = ?",
+                             int(handed_off), scope.tenant, task_id)
+
+        await self._guarded(work, f"marking task {task_id}")
+
     async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
         rows = await self._query("finding running tasks",
                                  "SELECT tenant, owner, body, seq FROM a2a_tasks "
-                                 "WHERE state IN (?, ?)", int(states.SUBMITTED),
-                                 int(states.WORKING))
+                                 "WHERE state IN (?, ?) AND handed_off = 0",
+                                 int(states.SUBMITTED), int(states.WORKING))
         return [(Scope(r[0], r[1]), StoredTask(Task.FromString(bytes(r[2])), int(r[3])))
                 for r in rows]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import card_for
 from a2a_grpc.stores.memory import MemoryTaskStore
 from bridge import create_app
 

@@ -8,7 +8,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
@@ -16,22 +17,19 @@ import pytest
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request
-from tests.processes import ROOT, free_port, reap, spawn, wait_http, wait_serving
+from tests.processes import ROOT, Server, reap, start_server, wait_serving
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])
-def server(request: pytest.FixtureRequest) -> Iterator[tuple[subprocess.Popen[str], int, str]]:
-    port = free_port()
-    proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                 "--grace", "2", "--loop", request.param)
-    yield proc, port, request.param
-    reap(proc)
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Server, str]]:
+    s = await start_server("serve", "--grace", "2", "--loop", request.param)
+    yield s, request.param
+    reap(s.proc)
 
 
-async def test_serve_answers_and_stops_cleanly_on_sigterm(
-    server: tuple[subprocess.Popen[str], int, str],
-) -> None:
-    proc, port, loop = server
+async def test_serve_answers_and_stops_cleanly_on_sigterm(server: tuple[Server, str]) -> None:
+    s, loop = server
+    proc, port = s.proc, s.grpc_port
     channel = await wait_serving(port, proc)
     stub = A2AServiceStub(channel)
     resp = await stub.SendMessage(send_request("hi from a subprocess"))
@@ -43,7 +41,7 @@ async def test_serve_answers_and_stops_cleanly_on_sigterm(
     code = await asyncio.to_thread(proc.wait, 15)
     assert code == 0
     assert time.monotonic() - started < 10
-    out = proc.stdout.read() if proc.stdout else ""
+    out = s.log()
     assert f"127.0.0.1:{port}" in out and "stopped" in out
     assert f"event loop: {loop}" in out
     await channel.close()
@@ -75,9 +73,8 @@ def test_port_in_use_says_what_to_do() -> None:
 
 
 async def test_the_readme_example_agent_serves() -> None:
-    port = free_port()
-    proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                 "--agent", "examples.word_count:WordCount")
+    s = await start_server("serve", "--agent", "examples.word_count:WordCount")
+    proc, port = s.proc, s.grpc_port
     try:
         channel = await wait_serving(port, proc)
         stub = A2AServiceStub(channel)
@@ -94,20 +91,15 @@ async def test_the_readme_example_agent_serves() -> None:
 
 
 async def test_serve_offers_all_three_bindings_in_its_card() -> None:
-    grpc_port, http_port = free_port(), free_port()
-    proc = spawn("serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                 "--public-url", "https://agents.example.com/demo/")
+    s = await start_server("serve", "--public-url", "https://agents.example.com/demo/")
+    proc, grpc_port, base = s.proc, s.grpc_port, s.url
     try:
-        channel = await wait_serving(grpc_port, proc)
-        await channel.close()
-        base = f"http://127.0.0.1:{http_port}"
-        await wait_http(base, proc)
         async with aiohttp.ClientSession() as session:
             async with session.get(base + "/.well-known/agent-card.json") as resp:
                 card = await resp.json()
             assert [(i["protocolBinding"], i["url"], i["protocolVersion"])
                     for i in card["supportedInterfaces"]] == [
-                ("GRPC", f"grpc://127.0.0.1:{grpc_port}", "1.0"),
+                ("GRPC", f"127.0.0.1:{grpc_port}", "1.0"),  # AgentInterface.url: host:port
                 ("JSONRPC", "https://agents.example.com/demo/", "1.0"),
                 ("HTTP+JSON", "https://agents.example.com/demo", "1.0"),
             ]
@@ -127,3 +119,43 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
         code = await asyncio.to_thread(proc.wait, 15)
         reap(proc)
     assert code == 0
+
+
+async def card_of(url: str) -> dict[str, Any]:
+    async with aiohttp.ClientSession() as session, session.get(
+            url + "/.well-known/agent-card.json") as resp:
+        card: dict[str, Any] = await resp.json()
+        return card
+
+
+async def test_a_wildcard_bind_is_never_advertised() -> None:
+    s = await start_server("serve", "--host", "0.0.0.0")
+    try:
+        card = await card_of(s.url)
+        urls = [i["url"] for i in card["supportedInterfaces"]]
+        name = socket.getfqdn()
+        assert urls == [f"{name}:{s.grpc_port}", f"http://{name}:{s.http_port}/",
+                        f"http://{name}:{s.http_port}"]
+        assert not any("0.0.0.0" in u for u in urls)
+        assert await s.stop() == 0
+        assert "--grpc-public-address" in s.log() and f"GRPC {name}:{s.grpc_port}" in s.log()
+    finally:
+        reap(s.proc)
+
+
+async def test_the_grpc_address_clients_use_is_advertised_as_given() -> None:
+    s = await start_server("serve", "--grpc-public-address", "agents.example.com:443")
+    try:
+        card = await card_of(s.url)
+        assert card["supportedInterfaces"][0] == {
+            "url": "agents.example.com:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+    finally:
+        reap(s.proc)
+
+
+@pytest.mark.parametrize("bad", ["agents.example.com", "0.0.0.0:50051", "ftp://x:1", ":80"])
+def test_a_bad_grpc_public_address_is_a_usage_error(bad: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
+                           "--grpc-public-address", bad],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert (done.returncode == 2 and "host:port" in done.stderr) or "wildcard" in done.stderr

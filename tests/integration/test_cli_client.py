@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from bridge import CARD, Interface, with_interfaces
+from a2a_grpc.cards import Interface, public_card
+from bridge import CARD
 from generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 from tests.fakes import ScriptedAgent
@@ -22,7 +23,7 @@ from tests.processes import ROOT
 
 async def expose(s: Stack) -> str:
     base = str(s.http.make_url("")).rstrip("/")
-    card = with_interfaces(s.handler.card, [
+    card = public_card(s.handler.card, [
         Interface("GRPC", f"grpc://127.0.0.1:{s.grpc_server.port}"),
         Interface("JSONRPC", base + "/"), Interface("HTTP+JSON", base)])
     s.handler.card = card

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.cards import RESUMABLE_STREAMS, Interface, public_card
 from a2a_grpc.client import A2AClient, ClientOptions, NoUsableInterfaceError
 from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.core.errors import (
@@ -19,8 +20,7 @@ from a2a_grpc.core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_grpc.handler import RESUMABLE_STREAMS
-from bridge import CARD, Interface, with_interfaces
+from bridge import CARD
 from generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 from tests.fakes import ScriptedAgent
@@ -43,8 +43,8 @@ async def serve_proxied(stack: StackFactory, agent: object = None,
     grpc_proxy = await Proxy(s.grpc_server.port).start()
     http_proxy = await Proxy(s.http.port or 0).start()
     base = f"http://127.0.0.1:{http_proxy.port}"
-    full = with_interfaces(s.handler.card, [
-        Interface("GRPC", f"grpc://127.0.0.1:{grpc_proxy.port}"),
+    full = public_card(s.handler.card, [
+        Interface("GRPC", f"127.0.0.1:{grpc_proxy.port}"),
         Interface("JSONRPC", base + "/"), Interface("HTTP+JSON", base)])
     s.handler.card = full
     s.http.app[CARD].update(full)

@@ -15,11 +15,11 @@ from bridge import create_app
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import GatewayFactory
-from tests.processes import free_port, reap, spawn, wait_http, wait_serving
+from tests.processes import reap, start_server, unused_port
 
 
 async def test_unreachable_upstream_is_503_and_says_so() -> None:
-    upstream = UpstreamService(f"127.0.0.1:{free_port()}")  # nothing listens there
+    upstream = UpstreamService(f"127.0.0.1:{unused_port()}")  # nothing listens there
     http = TestServer(create_app(upstream, pb.AgentCard(name="gw")), host="127.0.0.1")
     await http.start_server()
     try:
@@ -40,19 +40,14 @@ async def test_unreachable_upstream_is_503_and_says_so() -> None:
 
 
 async def test_bridge_command_in_front_of_a_server_process(tmp_path: Path) -> None:
-    grpc_port, gw_port = free_port(), free_port()
-    server = spawn("serve", "--grpc-port", str(grpc_port), "--http-port", str(free_port()))
+    upstream = await start_server("serve")
     card_file = tmp_path / "card.json"
     card_file.write_text(json.dumps({
         "name": "Fronted agent", "description": "behind a gateway", "version": "2.0",
         "capabilities": {"streaming": True}, "someFutureField": 1}))
-    gw = spawn("bridge", "--upstream", f"127.0.0.1:{grpc_port}", "--http-port", str(gw_port),
-               "--card", str(card_file))
+    front = await start_server("bridge", "--upstream", upstream.target, "--card", str(card_file))
+    server, gw, base = upstream.proc, front.proc, front.url
     try:
-        channel = await wait_serving(grpc_port, server)
-        await channel.close()
-        base = f"http://127.0.0.1:{gw_port}"
-        await wait_http(base, gw)
         async with aiohttp.ClientSession() as session:
             async with session.get(base + "/.well-known/agent-card.json") as resp:
                 card = await resp.json()

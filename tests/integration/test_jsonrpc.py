@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from bridge import BridgeConfig
+from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 
 MSG = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
@@ -182,3 +183,19 @@ async def test_session_survives_many_errors(s: Stack) -> None:
         for _ in range(20):
             async with other.post(s.base_url + "/", data=b"{") as resp:
                 assert resp.status == 200
+
+
+@pytest.mark.parametrize("params", [
+    {"id": "no-such-task"},  # refused by the handler
+    {"id": 5, "unknownField": {"deep": []}, "historyLength": "x"},  # refused by the parser
+])
+async def test_a_stream_refused_before_its_first_event_is_a_stream_of_one_error(
+        s: Stack, params: dict[str, object]) -> None:
+    async with s.session.post(s.base_url + "/", json={
+            "jsonrpc": "2.0", "id": "r1", "method": "SubscribeToTask", "params": params}) as resp:
+        assert (resp.status, resp.content_type) == (200, "text/event-stream")
+        events, _ = parse_sse(await resp.text())
+    assert len(events) == 1
+    assert events[0].data["id"] == "r1" and events[0].data["jsonrpc"] == "2.0"
+    assert events[0].data["error"]["code"] in (-32001, -32602)
+    assert "result" not in events[0].data

@@ -12,8 +12,10 @@ from google.rpc import code_pb2
 
 from a2a_grpc.core import errors
 from generated import a2a_pb2 as pb
+from tests.agents import HandOffAgent, card_for_handoff
 from tests.bindings import Binding, CallFailed
-from tests.conftest import GatewayFactory, StackFactory, send_request, user_message
+from tests.conftest import GatewayFactory, Stack, StackFactory, send_request, user_message
+from tests.webhook import start_webhook
 
 BINDINGS = ["grpc", "jsonrpc", "rest"]
 # Gateway mode: JSON-RPC and REST here, our gRPC server in another process.
@@ -121,7 +123,8 @@ async def test_cancel(b: Binding) -> None:
         configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
     canceled = await b.call("CancelTask", pb.CancelTaskRequest(id=slow.id))
     assert canceled.status.state == pb.TASK_STATE_CANCELED  # type: ignore[attr-defined]
-    assert await b.call("CancelTask", pb.CancelTaskRequest(id=slow.id)) == canceled
+    # §3.1.5: "already completed, failed, or canceled" is TaskNotCancelable.
+    await fails(b, "TASK_NOT_CANCELABLE", b.call("CancelTask", pb.CancelTaskRequest(id=slow.id)))
     done = (await b.call("SendMessage", send_request("x"))).task  # type: ignore[attr-defined]
     await fails(b, "TASK_NOT_CANCELABLE", b.call("CancelTask", pb.CancelTaskRequest(id=done.id)))
     await fails(b, "TASK_NOT_FOUND", b.call("CancelTask", pb.CancelTaskRequest(id="nope")))
@@ -210,3 +213,124 @@ async def test_tenants(stack: StackFactory, name: str) -> None:
     await fails(b, "TASK_NOT_FOUND", b.call("GetTask", pb.GetTaskRequest(id=task.id)))
     listed = await b.call("ListTasks", pb.ListTasksRequest(tenant="acme"))
     assert listed.total_size == 1  # type: ignore[attr-defined]
+
+
+# -- hand-off and follow-ups (spec §3.3.3, §3.4.3): the same on every binding --
+
+
+async def handoff_stack(stack: StackFactory, name: str, **kw: bool) -> tuple[Stack, Binding,
+                                                                             HandOffAgent]:
+    agent = HandOffAgent()
+    s = await stack(agent, card=card_for_handoff(), **kw)
+    return s, s.binding(name), agent
+
+
+def texts(task: pb.Task) -> list[str]:
+    return [p.text for a in task.artifacts for p in a.parts]
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_hand_off_then_completion_from_outside_the_run(stack: StackFactory,
+                                                             name: str) -> None:
+    s, b, _ = await handoff_stack(stack, name, sender=True)
+    hook = await start_webhook()
+    try:
+        config = pb.SendMessageConfiguration()
+        config.task_push_notification_config.url = hook.url("/done")
+        sent = (await b.call("SendMessage", pb.SendMessageRequest(
+            message=user_message("handoff"), configuration=config))).task  # type: ignore[attr-defined]
+        assert sent.status.state == pb.TASK_STATE_WORKING  # the blocking send returned
+        watching = asyncio.ensure_future(
+            b.stream("SubscribeToTask", pb.SubscribeToTaskRequest(id=sent.id)))
+        await until_subscribed(s, sent.id)
+        events = await s.handler.task_events(sent.id)  # a webhook, a queue, a timer...
+        await events.artifact("made later", name="result")
+        await events.complete("finished outside the run")
+        seen = await asyncio.wait_for(watching, 10)
+        assert kinds(seen) == ["task:TASK_STATE_WORKING", "artifact_update",
+                               "TASK_STATE_COMPLETED"]
+        got = await b.call("GetTask", pb.GetTaskRequest(id=sent.id))
+        assert texts(got) == ["made later"]  # type: ignore[arg-type]
+        hits = await hook.wait_for("/done", 3)
+        assert hits[-1].event.status_update.status.state == pb.TASK_STATE_COMPLETED
+    finally:
+        await hook.server.close()
+
+
+async def until_subscribed(s: Stack, task_id: str) -> None:
+    for _ in range(1000):  # the subscription is made on another connection
+        if s.handler.bus.subscriber_count(task_id):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"nobody subscribed to {task_id}")
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_a_handed_off_runs_stream_ends_after_its_last_event(stack: StackFactory,
+                                                                  name: str) -> None:
+    _, b, _ = await handoff_stack(stack, name)
+    events = await asyncio.wait_for(b.stream("SendStreamingMessage", send_request("handoff")), 10)
+    assert kinds(events) == ["task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_a_follow_up_during_an_active_run_reaches_the_agent(stack: StackFactory,
+                                                                  name: str) -> None:
+    _, b, _ = await handoff_stack(stack, name)
+    listening = (await b.call("SendMessage", pb.SendMessageRequest(
+        message=user_message("listen"),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    first = (await b.call("SendMessage", pb.SendMessageRequest(
+        message=user_message("one", task_id=listening.id),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    assert first.history[-1].parts[0].text == "one"  # in the history at once
+    streamed = await asyncio.wait_for(
+        b.stream("SendStreamingMessage", send_request("done", task_id=listening.id)), 10)
+    assert kinds(streamed)[0].startswith("task:") and kinds(streamed)[-1] == "TASK_STATE_COMPLETED"
+    got = await b.call("GetTask", pb.GetTaskRequest(id=listening.id))
+    assert texts(got) == ["got: one", "got: done"]  # type: ignore[arg-type]
+    user_texts = [m.parts[0].text for m in got.history if m.role == pb.ROLE_USER]  # type: ignore[attr-defined]
+    assert user_texts == ["listen", "one", "done"]
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_a_follow_up_not_taken_runs_after_the_active_run(stack: StackFactory,
+                                                               name: str) -> None:
+    _, b, agent = await handoff_stack(stack, name)
+    held = (await b.call("SendMessage", pb.SendMessageRequest(
+        message=user_message("hold"),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    await asyncio.wait_for(agent.holding.wait(), 10)
+    waiting = asyncio.ensure_future(b.call("SendMessage", send_request("next", task_id=held.id)))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()  # queued behind the active run
+    agent.release()
+    done = (await asyncio.wait_for(waiting, 10)).task  # type: ignore[attr-defined]
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    assert texts(done) == ["later: next"]
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_follow_ups_on_working_tasks_and_the_stricter_option(stack: StackFactory,
+                                                                   name: str) -> None:
+    _, b, _ = await handoff_stack(stack, name)
+    sent = (await b.call("SendMessage", send_request("handoff"))).task  # type: ignore[attr-defined]
+    done = (await b.call("SendMessage", send_request("finish", task_id=sent.id))).task  # type: ignore[attr-defined]
+    assert (done.status.state, texts(done)) == (pb.TASK_STATE_COMPLETED, ["later: finish"])
+    await fails(b, "UNSUPPORTED_OPERATION",
+                b.call("SendMessage", send_request("too late", task_id=sent.id)))
+    await fails(b, "TASK_NOT_CANCELABLE", b.call("CancelTask", pb.CancelTaskRequest(id=sent.id)))
+    strict = await stack(HandOffAgent(), card=card_for_handoff(), interrupted_only=True)
+    sb = strict.binding(name)
+    working = (await sb.call("SendMessage", send_request("handoff"))).task  # type: ignore[attr-defined]
+    await fails(sb, "UNSUPPORTED_OPERATION",
+                sb.call("SendMessage", send_request("more", task_id=working.id)))
+
+
+@pytest.mark.parametrize("name", BINDINGS)
+async def test_double_cancel_of_a_handed_off_task(stack: StackFactory, name: str) -> None:
+    _, b, _ = await handoff_stack(stack, name)
+    sent = (await b.call("SendMessage", send_request("handoff"))).task  # type: ignore[attr-defined]
+    canceled = await b.call("CancelTask", pb.CancelTaskRequest(id=sent.id))
+    assert canceled.status.state == pb.TASK_STATE_CANCELED  # type: ignore[attr-defined]
+    await fails(b, "TASK_NOT_CANCELABLE", b.call("CancelTask", pb.CancelTaskRequest(id=sent.id)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ import grpc
 import pytest
 from aiohttp import web
 
+from a2a_grpc.cards import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import InvalidParamsError
 from a2a_grpc.demo import DemoAgent
@@ -19,12 +21,10 @@ from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.receiver import PushReceiver, PushVerificationError
 from a2a_grpc.push.sender import PushSender, SenderConfig
 from a2a_grpc.push.signing import HEADER, Signer, SigningKey
-from a2a_grpc.server import card_for
 from a2a_grpc.stores import MemoryTaskStore
 from generated import a2a_pb2 as pb
 from tests.conftest import Serve, user_message
 from tests.grpc_errors import fails
-from tests.processes import free_port
 from tests.webhook import Webhook, start_webhook
 
 LOOPBACK = PushPolicy.from_flags(["127.0.0.1/32"], allow_http=True)
@@ -270,9 +270,19 @@ async def test_expired_forged_and_rotated_keys() -> None:
         await receiver.verify({}, body)
 
 
-async def test_invalid_policy_url_is_invalid_params() -> None:
+@pytest.mark.parametrize("url", [
+    "https://127.0.0.1/x", "https://[::1]/x", "https://10.1.2.3/x", "https://169.254.169.254/x",
+    "https://[fe80::1]/x", "https://[::ffff:192.168.0.1]/x", "https://localhost/x",
+    "https://a.localhost/x", "http://203.0.113.9/x", "ftp://example.com/x", "/relative"])
+def test_creation_refuses_bad_schemes_and_literal_private_addresses(url: str) -> None:
     with pytest.raises(InvalidParamsError):
-        await PushPolicy().check("https://127.0.0.1/x")
+        PushPolicy().check_at_creation(url)
+
+
+@pytest.mark.parametrize("url", ["https://example.com/hook",
+                                 "https://no-such-host.invalid/hook", "https://8.8.8.8/x"])
+def test_creation_asks_no_dns(url: str) -> None:
+    PushPolicy().check_at_creation(url)  # names are checked at delivery, where it counts
 
 
 async def test_the_readme_receiver_example_verifies_real_notifications() -> None:
@@ -291,11 +301,12 @@ async def test_the_readme_receiver_example_verifies_real_notifications() -> None
     agent_app.router.add_get("/.well-known/jwks.json", jwks)
     agent_http = TestServer(agent_app, host="127.0.0.1")
     await agent_http.start_server()
-    port = free_port()
-    hook_url = f"http://127.0.0.1:{port}/a2a-hook"
-    receiver = TestServer(make_app(str(agent_http.make_url("")), hook_url, "s3cret"),
-                          host="127.0.0.1", port=port)
-    await receiver.start_server()
+    sock = socket.socket()  # bound first: the receiver must know its own URL (the audience)
+    sock.bind(("127.0.0.1", 0))
+    hook_url = f"http://127.0.0.1:{sock.getsockname()[1]}/a2a-hook"
+    receiver = web.AppRunner(make_app(str(agent_http.make_url("")), hook_url, "s3cret"))
+    await receiver.setup()
+    await web.SockSite(receiver, sock).start()
     signer.issuer = str(agent_http.make_url("")).rstrip("/")
     try:
         await r.send("x", pb.TaskPushNotificationConfig(url=hook_url, token="s3cret"))
@@ -305,7 +316,7 @@ async def test_the_readme_receiver_example_verifies_real_notifications() -> None
             await asyncio.sleep(0.02)
         assert r.sender.stats["delivered"] >= 2 and r.sender.stats["dead"] == 0
     finally:
-        await receiver.close()
+        await receiver.cleanup()
         await agent_http.close()
         await r.sender.stop()
         await r.hook.server.close()

@@ -12,15 +12,14 @@ from a2a_grpc.push.receiver import PushReceiver
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import user_message
-from tests.processes import free_port, reap, spawn, wait_http, wait_serving
+from tests.processes import Server, reap, start_server, wait_serving
 from tests.webhook import start_webhook
 
 
-def start(db: Path, keys: Path, grpc_port: int, http_port: int):  # type: ignore[no-untyped-def]
-    return spawn("serve", "--grpc-port", str(grpc_port), "--http-port", str(http_port),
-                 "--store", f"sqlite:///{db}", "--push-keys", str(keys),
-                 "--allow-push-to", "127.0.0.1", "--allow-http-push",
-                 "--push-attempts", "100", "--push-backoff", "0.2", "--grace", "1")
+async def start(db: Path, keys: Path) -> Server:
+    return await start_server("serve", "--store", f"sqlite:///{db}", "--push-keys", str(keys),
+                              "--allow-push-to", "127.0.0.1", "--allow-http-push",
+                              "--push-attempts", "100", "--push-backoff", "0.2", "--grace", "1")
 
 
 async def test_pending_deliveries_resume_after_a_crash(tmp_path: Path) -> None:
@@ -28,10 +27,10 @@ async def test_pending_deliveries_resume_after_a_crash(tmp_path: Path) -> None:
     url = hook.url("/h")
     hook.answer("/h", *([503] * 1000))  # down until we say otherwise
     db, keys = tmp_path / "t.db", tmp_path / "keys"
-    grpc_port, http_port = free_port(), free_port()
-    proc = start(db, keys, grpc_port, http_port)
+    server = await start(db, keys)
+    proc = server.proc
     try:
-        channel = await wait_serving(grpc_port, proc)
+        channel = await wait_serving(server.grpc_port, proc)
         stub = A2AServiceStub(channel)
         task = (await stub.SendMessage(pb.SendMessageRequest(
             message=user_message("stream 2"), configuration=pb.SendMessageConfiguration(
@@ -44,12 +43,9 @@ async def test_pending_deliveries_resume_after_a_crash(tmp_path: Path) -> None:
         reap(proc)
     hook.script["/h"].clear()  # the receiver is back
     before = len(hook.hits)
-    proc = start(db, keys, grpc_port, http_port)
+    server = await start(db, keys)
+    proc, base = server.proc, server.url
     try:
-        channel = await wait_serving(grpc_port, proc)
-        await channel.close()
-        base = f"http://127.0.0.1:{http_port}"
-        await wait_http(base, proc)
         for _ in range(200):
             keys_seen = [h.headers["Idempotency-Key"] for h in hook.hits[before:]]
             if len(set(keys_seen)) >= 4:

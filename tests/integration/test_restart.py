@@ -10,21 +10,25 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.cards import card_for
 from a2a_grpc.handler import RESTARTED, RequestHandler
-from a2a_grpc.server import card_for
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request, user_message
-from tests.processes import free_port, reap, spawn, wait_serving
+from tests.processes import Server, reap, start_server, wait_serving
 
 
-async def start(db: Path, port: int):  # type: ignore[no-untyped-def]
-    proc = spawn("serve", "--grpc-port", str(port), "--http-port", str(free_port()),
-                 "--store", f"sqlite:///{db}", "--agent", "tests.agents:PushEnabledDemo",
-                 "--grace", "1", "--allow-push-to", ".example.com")
-    channel = await wait_serving(port, proc)
-    return proc, channel, A2AServiceStub(channel)
+async def start(db: Path, agent: str = "tests.agents:PushEnabledDemo"):  # type: ignore[no-untyped-def]
+    server = await start_server("serve", "--store", f"sqlite:///{db}", "--agent", agent,
+                                "--grace", "1", "--allow-push-to", ".example.com",
+                                "--log-level", "DEBUG")
+    channel = await wait_serving(server.grpc_port, server.proc)
+    STARTED.append(server)
+    return server.proc, channel, A2AServiceStub(channel)
+
+
+STARTED: list[Server] = []
 
 
 async def read_all(call: grpc.aio.UnaryStreamCall) -> list[pb.StreamResponse]:
@@ -36,8 +40,8 @@ async def read_all(call: grpc.aio.UnaryStreamCall) -> list[pb.StreamResponse]:
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
 async def test_everything_written_survives_a_restart(tmp_path: Path, how: int) -> None:
-    db, port = tmp_path / "tasks.db", free_port()
-    proc, channel, stub = await start(db, port)
+    db = tmp_path / "tasks.db"
+    proc, channel, stub = await start(db)
     try:
         done = [(await stub.SendMessage(send_request(f"t{i}"))).task for i in range(3)]
         asked = (await stub.SendMessage(send_request("ask"))).task
@@ -54,7 +58,7 @@ async def test_everything_written_survives_a_restart(tmp_path: Path, how: int) -
     finally:
         reap(proc)
 
-    proc, channel, stub = await start(db, port)
+    proc, channel, stub = await start(db)
     try:
         for t in done:
             assert await stub.GetTask(pb.GetTaskRequest(id=t.id)) == t
@@ -79,6 +83,38 @@ async def test_everything_written_survives_a_restart(tmp_path: Path, how: int) -
         retried.message.ClearField("task_id")
         retried.message.ClearField("context_id")
         assert (await stub.SendMessage(retried)).task.id == done[1].id
+        await channel.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(proc.wait, 20)
+        reap(proc)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+async def test_a_handed_off_task_survives_a_restart_and_stays_completable(
+        tmp_path: Path, how: int) -> None:
+    db = tmp_path / "tasks.db"
+    proc, channel, stub = await start(db, "tests.agents:HandOffAgent")
+    try:
+        handed = (await stub.SendMessage(send_request("handoff"))).task
+        assert handed.status.state == pb.TASK_STATE_WORKING
+        running = (await stub.SendMessage(pb.SendMessageRequest(
+            message=user_message("hold"),
+            configuration=pb.SendMessageConfiguration(return_immediately=True)))).task
+        await channel.close()
+        proc.send_signal(how)
+        await asyncio.to_thread(proc.wait, 20)
+    finally:
+        reap(proc)
+    proc, channel, stub = await start(db, "tests.agents:HandOffAgent")
+    try:
+        kept = await stub.GetTask(pb.GetTaskRequest(id=handed.id))
+        assert kept == handed  # still WORKING: nobody failed it
+        crashed = await stub.GetTask(pb.GetTaskRequest(id=running.id))
+        assert crashed.status.state == pb.TASK_STATE_FAILED  # its run was cut short
+        done = (await stub.SendMessage(send_request("finish", task_id=handed.id))).task
+        assert done.status.state == pb.TASK_STATE_COMPLETED
+        assert done.artifacts[0].parts[0].text == "later: finish"
         await channel.close()
     finally:
         proc.send_signal(signal.SIGTERM)

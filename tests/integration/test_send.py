@@ -100,14 +100,81 @@ async def test_mismatching_context_is_invalid_params(serve: Serve) -> None:
         grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PARAMS", ["message.contextId"])
 
 
-async def test_a_working_task_refuses_a_second_message(serve: Serve) -> None:
-    s = await serve()
+async def test_a_working_task_takes_a_second_message_after_its_run(serve: Serve) -> None:
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        if ctx.task is None:
+            await ev.working()
+            await gate.wait()
+            await ev.hand_off()
+        else:
+            await ev.complete(f"then: {ctx.text}")
+
+    s = await serve(ScriptedAgent(script))
+    slow = await s.stub.SendMessage(pb.SendMessageRequest(
+        message=user_message("first"),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))
+    await gate.reached.wait()
+    second = asyncio.ensure_future(s.stub.SendMessage(send_request("hurry", task_id=slow.task.id)))
+    third = asyncio.ensure_future(s.stub.SendMessage(pb.SendMessageRequest(
+        message=user_message("and this", task_id=slow.task.id),
+        configuration=pb.SendMessageConfiguration(return_immediately=True))))
+    queued = (await third).task  # recorded at once, in arrival order
+    assert [m.parts[0].text for m in queued.history if m.role == pb.ROLE_USER] in (
+        ["first", "hurry", "and this"], ["first", "and this", "hurry"])
+    gate.open()
+    done = (await second).task
+    assert done.status.state == COMPLETED and done.status.message.parts[0].text == "then: hurry"
+    final = await s.stub.GetTask(pb.GetTaskRequest(id=slow.task.id))
+    # the third message's turn came after the task was final: it did not run
+    assert final.status.message.parts[0].text == "then: hurry"
+
+
+async def test_the_stricter_option_refuses_a_message_to_a_working_task(serve: Serve) -> None:
+    s = await serve(interrupted_only=True)
     slow = await s.stub.SendMessage(pb.SendMessageRequest(
         message=user_message("slow 30"),
         configuration=pb.SendMessageConfiguration(return_immediately=True)))
     seen = await fails(s.stub.SendMessage(send_request("hurry", task_id=slow.task.id)))
     assert seen.reason == "UNSUPPORTED_OPERATION" and "cancel" in seen.message
     await s.stub.CancelTask(pb.CancelTaskRequest(id=slow.task.id))
+
+
+async def test_an_accidental_return_fails_the_task_and_says_how_to_hand_off(
+        serve: Serve, caplog: pytest.LogCaptureFixture) -> None:
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+
+    s = await serve(ScriptedAgent(script))
+    task = (await s.stub.SendMessage(send_request("x"))).task
+    assert task.status.state == pb.TASK_STATE_FAILED
+    assert "hand_off()" in caplog.text
+
+
+async def test_agents_written_for_the_sdks_may_hand_off_by_returning(serve: Serve) -> None:
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+
+    agent = ScriptedAgent(script)
+    agent.hand_off_on_return = True
+    s = await serve(agent)
+    task = (await s.stub.SendMessage(send_request("x"))).task
+    assert task.status.state == WORKING
+    assert await s.handler.store.unsettled() == []  # a restart leaves it be
+
+
+async def test_an_agent_can_answer_follow_ups_in_one_run(serve: Serve) -> None:
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.require_input("name?")
+        answer = await anext(ctx.follow_ups)
+        await ev.complete(f"hello {answer.parts[0].text}")
+
+    s = await serve(ScriptedAgent(script))
+    asked = (await s.stub.SendMessage(send_request("hi"))).task
+    assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    done = (await s.stub.SendMessage(send_request("Ada", task_id=asked.id))).task
+    assert done.status.state == COMPLETED and done.status.message.parts[0].text == "hello Ada"
 
 
 async def test_return_immediately_answers_before_the_work_is_done(serve: Serve) -> None:

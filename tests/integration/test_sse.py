@@ -8,7 +8,7 @@ import json
 import aiohttp
 import pytest
 
-from a2a_grpc import runtime
+from a2a_grpc import scheduling as runtime
 from a2a_grpc.agent import RequestContext, TaskEvents
 from bridge import BridgeConfig
 from generated import a2a_pb2 as pb

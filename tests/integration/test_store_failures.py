@@ -15,8 +15,9 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.cards import card_for
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import card_for, start_grpc
+from a2a_grpc.server import start_grpc
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request, user_message

@@ -117,8 +117,8 @@ async def test_cancel_a_working_task_then_again(serve: Serve) -> None:
         configuration=pb.SendMessageConfiguration(return_immediately=True)))
     first = await s.stub.CancelTask(pb.CancelTaskRequest(id=resp.task.id))
     assert first.status.state == pb.TASK_STATE_CANCELED
-    again = await s.stub.CancelTask(pb.CancelTaskRequest(id=resp.task.id))
-    assert again == first  # idempotent (§3.3.1)
+    again = await fails(s.stub.CancelTask(pb.CancelTaskRequest(id=resp.task.id)))
+    assert again.reason == "TASK_NOT_CANCELABLE"  # §3.1.5: already canceled
     await asyncio.sleep(0.1)
     got = await s.stub.GetTask(pb.GetTaskRequest(id=resp.task.id))
     assert got.status.state == pb.TASK_STATE_CANCELED  # the agent wrote nothing after

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
+from a2a_grpc.cards import Interface, card_for, public_card
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import card_for, start_grpc
-from bridge import Interface, with_interfaces
+from a2a_grpc.server import start_grpc
 from generated import a2a_pb2 as pb
 
 PEERS = Path(__file__).parent / "peers"
@@ -30,7 +30,7 @@ async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path
     extended.skills.add(id="members", name="Members only", description="x", tags=["x"])
     handler = RequestHandler(agent, card, extended_card=extended)
     server = await start_grpc(handler)
-    card = with_interfaces(card, [Interface("GRPC", f"grpc://127.0.0.1:{server.port}")])
+    card = public_card(card, [Interface("GRPC", f"grpc://127.0.0.1:{server.port}")])
     card_file = tmp_path / "card.json"
     card_file.write_text(json_format.MessageToJson(card))
     try:

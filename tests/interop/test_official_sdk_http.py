@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.cards import Interface, card_for, public_card
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import card_for
-from bridge import CARD, Interface, create_app, with_interfaces
+from bridge import CARD, create_app
 from tests.conftest import TEST_POLICY
 
 PEERS = Path(__file__).parent / "peers"
@@ -31,7 +31,7 @@ async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> 
     http = TestServer(app, host="127.0.0.1")
     await http.start_server()
     base = str(http.make_url("")).rstrip("/")
-    app[CARD].update(with_interfaces(card, [Interface("JSONRPC", base + "/"),
+    app[CARD].update(public_card(card, [Interface("JSONRPC", base + "/"),
                                             Interface("HTTP+JSON", base)]))
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -63,5 +63,6 @@ async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> 
         "get_unknown": "TaskNotFoundError",
         "cancel_done": "TaskNotCancelableError",
         "follow_up_done": "UnsupportedOperationError",
-        "subscribe_done": "UnsupportedOperationError",
+        "subscribe_done": "UnsupportedOperationError",  # a stream of one error on JSON-RPC
+        "subscribe_unknown": "TaskNotFoundError",
     }

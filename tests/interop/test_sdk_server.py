@@ -22,7 +22,7 @@ from a2a_grpc.core.errors import (
     UnsupportedOperationError,
 )
 from generated import a2a_pb2 as pb
-from tests.processes import ROOT, free_port
+from tests.processes import LISTENING, ROOT
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
@@ -30,23 +30,21 @@ pytestmark = pytest.mark.interop
 
 @pytest.fixture
 async def sdk_server(sdk_python: Path) -> AsyncIterator[str]:
-    port = free_port()
     proc = await asyncio.create_subprocess_exec(
-        str(sdk_python), str(PEERS / "sdk_server.py"), str(port), str(free_port()),
+        str(sdk_python), str(PEERS / "sdk_server.py"), "0", "0",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
     try:
-        async with aiohttp.ClientSession() as session:
-            for _ in range(200):
-                try:
-                    async with session.get(base + "/.well-known/agent-card.json") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                if proc.returncode is not None:
-                    raise AssertionError((await proc.stdout.read()).decode())  # type: ignore[union-attr]
-                await asyncio.sleep(0.1)
+        assert proc.stdout is not None
+        seen = b""
+        async with asyncio.timeout(60):  # it binds port 0 and says what it got
+            while not (found := LISTENING.search(line := (await proc.stdout.readline()).decode())):
+                seen += line.encode()
+                if not line:
+                    raise AssertionError(f"the SDK server did not start: {seen.decode()}")
+        base = f"http://127.0.0.1:{found.group(2)}"
+        async with aiohttp.ClientSession() as session, session.get(
+                base + "/.well-known/agent-card.json") as resp:
+            assert resp.status == 200
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)

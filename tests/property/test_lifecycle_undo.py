@@ -83,7 +83,7 @@ def test_undo_restores_the_task_byte_for_byte(task: Task, event_list: list[Strea
     for event in event_list:
         before = task.SerializeToString(deterministic=True)
         try:
-            undo = lifecycle.apply(task, event)
+            undo = lifecycle.apply(task, event).undo
         except InvalidAgentResponseError:
             assert task.SerializeToString(deterministic=True) == before  # refused: untouched
             continue

@@ -86,15 +86,44 @@ def test_event_for_another_task_is_refused() -> None:
         lifecycle.apply(task(), status(states.COMPLETED, task_id="other"))
 
 
-@pytest.mark.parametrize("kind", ["task", "message", None])
-def test_only_updates_change_a_task(kind: str | None) -> None:
+@pytest.mark.parametrize(("kind", "why"), [("task", "cannot update a task"),
+                                           ("message", "only answer to a new message"),
+                                           (None, "cannot update a task")])
+def test_only_updates_change_a_task(kind: str | None, why: str) -> None:
     ev = StreamResponse()
     if kind == "task":
         ev.task.CopyFrom(task())
     elif kind == "message":
         ev.message.message_id = "x"
-    with pytest.raises(InvalidAgentResponseError, match="cannot update a task"):
-        lifecycle.apply(task(), ev)
+    t = task()
+    with pytest.raises(InvalidAgentResponseError, match=why):
+        lifecycle.apply(t, ev)
+    assert t == task()
+
+
+def test_a_task_event_comes_first_and_creates_the_task() -> None:
+    first = StreamResponse(task=Task(id="t1", context_id="c1", history=[Message(message_id="m")]))
+    made = lifecycle.apply(None, first).task
+    assert made is not None and made.status.state == states.SUBMITTED
+    assert (made.id, made.context_id, len(made.history)) == ("t1", "c1", 1)
+    working = StreamResponse(task=Task(id="t1", context_id="c1",
+                                       status=TaskStatus(state=states.WORKING)))
+    assert lifecycle.apply(None, working).task.status.state == states.WORKING  # type: ignore[union-attr]
+
+
+def test_a_direct_reply_creates_no_task() -> None:
+    assert lifecycle.apply(None, StreamResponse(message=Message(message_id="r"))).task is None
+
+
+@pytest.mark.parametrize("first", [
+    status(states.WORKING), artifact("a", "x"), StreamResponse(),
+    StreamResponse(task=Task(id="t1")),  # no context
+    StreamResponse(task=Task(id="t1", context_id="c1",
+                             status=TaskStatus(state=states.COMPLETED))),
+])
+def test_nothing_else_comes_first(first: StreamResponse) -> None:
+    with pytest.raises(InvalidAgentResponseError):
+        lifecycle.apply(None, first)
 
 
 def test_artifact_chunks_append_and_replace() -> None:
@@ -112,7 +141,7 @@ def test_a_chunk_of_several_parts_appends_them_all_in_order() -> None:
     lifecycle.apply(t, artifact("a", "one"))
     chunk = artifact("a", "two", append=True)
     chunk.artifact_update.artifact.parts.add(text="three")
-    undo = lifecycle.apply(t, chunk)
+    undo = lifecycle.apply(t, chunk).undo
     assert [p.text for p in t.artifacts[0].parts] == ["one", "two", "three"]
     undo()
     assert [p.text for p in t.artifacts[0].parts] == ["one"]
@@ -137,6 +166,24 @@ def test_follow_up_rules(state: int, error: type[Exception] | None) -> None:
     else:
         with pytest.raises(error, match="final task"):
             lifecycle.check_follow_up(task(state), msg)
+
+
+@pytest.mark.parametrize("state", [states.SUBMITTED, states.WORKING, states.INPUT_REQUIRED,
+                                   states.AUTH_REQUIRED])
+@pytest.mark.parametrize("running", [False, True])
+def test_a_non_final_task_takes_a_follow_up_now_or_after_its_run(state: int,
+                                                                 running: bool) -> None:
+    msg = Message(message_id="m", task_id="t1", role=Role.ROLE_USER, parts=[Part(text="x")])
+    assert lifecycle.route_follow_up(task(state), msg, running=running) is running
+
+
+@pytest.mark.parametrize("state", [states.SUBMITTED, states.WORKING])
+def test_interrupted_only_refuses_follow_ups_on_working_tasks(state: int) -> None:
+    msg = Message(message_id="m", task_id="t1", role=Role.ROLE_USER, parts=[Part(text="x")])
+    with pytest.raises(UnsupportedOperationError, match="only when the task asks"):
+        lifecycle.route_follow_up(task(state), msg, running=False, interrupted_only=True)
+    assert not lifecycle.route_follow_up(task(states.INPUT_REQUIRED), msg, running=False,
+                                         interrupted_only=True)
 
 
 def test_follow_up_with_a_mismatching_context_is_invalid() -> None:

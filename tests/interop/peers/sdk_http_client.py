@@ -79,6 +79,8 @@ async def main(base, binding):
             unary.send_message(pb.SendMessageRequest(message=msg("x", task.id))).__anext__()),
         "subscribe_done": await error_of(
             streaming.subscribe(pb.SubscribeToTaskRequest(id=task.id)).__anext__()),
+        "subscribe_unknown": await error_of(
+            streaming.subscribe(pb.SubscribeToTaskRequest(id="no-such-task")).__anext__()),
     }
     await unary.close()
     await streaming.close()

@@ -2,6 +2,8 @@
 with the SDK (JSON-RPC at /, REST at the root, card at the well-known path).
 
 Usage: python sdk_server.py PORT [GRPC_PORT]   (with GRPC_PORT, gRPC too, via GrpcHandler)
+Port 0 picks a free one; the ports bound are printed as our server logs them
+("listening: gRPC on HOST:PORT, HTTP on HOST:PORT").
 The agent echoes text as a task: working, one artifact `echo: T`, completed;
 `stream N` sends N chunks; `slow S` works S seconds with a status every 2 s
 (as our demo agent does). With A2A_SEED_TASKS=N in the environment the store
@@ -10,6 +12,7 @@ starts with N completed tasks (benchmarks: ListTasks over a large store).
 
 import asyncio
 import os
+import socket
 import sys
 
 import uvicorn
@@ -57,24 +60,27 @@ class Echo(AgentExecutor):
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
-port = int(sys.argv[1])
-grpc_port = int(sys.argv[2]) if len(sys.argv) > 2 else None
-base = f"http://127.0.0.1:{port}"
-card = pb.AgentCard(
-    name="SDK reference agent", description="echoes", version="1.0",
-    capabilities=pb.AgentCapabilities(streaming=True),
-    default_input_modes=["text/plain"], default_output_modes=["text/plain"],
-    supported_interfaces=[
-        pb.AgentInterface(url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0"),
-        pb.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
-    ],
-    skills=[pb.AgentSkill(id="echo", name="Echo", description="echoes", tags=["demo"])],
-)
-if grpc_port is not None:
-    card.supported_interfaces.append(pb.AgentInterface(
-        url=f"grpc://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
+
+
+def make_card(port, grpc_port):
+    base = f"http://127.0.0.1:{port}"
+    card = pb.AgentCard(
+        name="SDK reference agent", description="echoes", version="1.0",
+        capabilities=pb.AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+        supported_interfaces=[
+            pb.AgentInterface(url=base + "/", protocol_binding="JSONRPC", protocol_version="1.0"),
+            pb.AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+        ],
+        skills=[pb.AgentSkill(id="echo", name="Echo", description="echoes", tags=["demo"])],
+    )
+    if grpc_port is not None:
+        card.supported_interfaces.append(pb.AgentInterface(
+            url=f"grpc://127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"))
+    return card
+
+
 store = InMemoryTaskStore()
-handler = DefaultRequestHandler(Echo(), store, card)
 
 
 async def seed(n):
@@ -86,27 +92,32 @@ async def seed(n):
         task.status.timestamp.FromNanoseconds(1_700_000_000_000_000_000 + i * 1000)
         task.artifacts.add(artifact_id="a", parts=[pb.Part(text=f"result {i}")])
         await store.save(task, context)
-routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/"),
-          *create_rest_routes(handler)]
-app = Starlette(routes=routes)
-
-
 async def main() -> None:
     await seed(int(os.environ.get("A2A_SEED_TASKS", "0")))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    if grpc_port is None:
-        await uvicorn.Server(config).serve()
-        return
-    import grpc
-    from a2a.server.request_handlers import GrpcHandler
-    from a2a.types import a2a_pb2_grpc
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", int(sys.argv[1])))  # bound here: the card needs the real port
+    port = sock.getsockname()[1]
+    sock.listen(128)  # connections wait in the backlog until uvicorn takes them
+    grpc_server, grpc_port = None, None
+    if len(sys.argv) > 2:
+        import grpc
+        from a2a.server.request_handlers import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
 
-    server = grpc.aio.server()
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
-    server.add_insecure_port(f"127.0.0.1:{grpc_port}")
-    await server.start()
-    await uvicorn.Server(config).serve()
-    await server.stop(0)
+        grpc_server = grpc.aio.server()
+        grpc_port = grpc_server.add_insecure_port(f"127.0.0.1:{sys.argv[2]}")
+    handler = DefaultRequestHandler(Echo(), store, make_card(port, grpc_port))
+    if grpc_server is not None:
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
+        await grpc_server.start()
+    card = make_card(port, grpc_port)
+    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/"),
+              *create_rest_routes(handler)]
+    config = uvicorn.Config(Starlette(routes=routes), log_level="warning")
+    print(f"listening: gRPC on 127.0.0.1:{grpc_port or 0}, HTTP on 127.0.0.1:{port}", flush=True)
+    await uvicorn.Server(config).serve(sockets=[sock])
+    if grpc_server is not None:
+        await grpc_server.stop(0)
 
 
 asyncio.run(main())

@@ -1,0 +1,172 @@
+"""One run of the agent: an `execute()` for one incoming message.
+
+- `started` resolves on the run's first event (what `returnImmediately`
+  waits for), `settled` when the task reaches a final or interrupted state,
+  when the run hands the task off, or when the run ends.
+- A run may hand its task off (`hand_off`): the task stays SUBMITTED or
+  WORKING, marked in the store so a restart does not fail it, and whoever
+  waits on the run gets the task as it stands.
+- A follow-up message that arrives while a run is active is written to the
+  history at once and waits in the actor's queue as a run of its own, not
+  started. The active run may take it (`context.follow_ups`): its caller then
+  follows the taker, settling at the task's next settled state or when the
+  taker ends. What is left when the active run ends runs next, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
+
+from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
+from .core import states
+from .core.errors import A2AError, InvalidAgentResponseError, public
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from .runtime import TaskActor
+
+    OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
+
+log = logging.getLogger("a2a_grpc.runtime")
+
+Outcome = SendMessageResponse | BaseException
+STOPPED = "The agent stopped without finishing the task."
+FAILED = "The agent failed while handling this message."
+
+
+class Run:
+    """One execute() of the agent for one incoming message."""
+
+    def __init__(
+        self, actor: TaskActor, executor: AgentExecutor, context: RequestContext | None,
+        on_create: OnCreate | None = None,
+    ) -> None:
+        self.actor = actor
+        self.executor = executor
+        self.context = context  # None: resuming a task after a restart
+        self.on_create = on_create  # called once the task this run creates is stored
+        self.pending: Message | None = context.message if context is not None else None
+        self.emitted = False
+        self.replied = False
+        self.cancelled = False
+        self.handed_off = False
+        self.first_seq = 0  # sequence number of this run's first event
+        # Follow-ups this run took from the queue: their callers settle with it.
+        self.followers: list[Run] = []
+        loop = asyncio.get_running_loop()
+        self.started: asyncio.Future[BaseException | None] = loop.create_future()
+        self.settled: asyncio.Future[Outcome] = loop.create_future()
+        self.aio_task: asyncio.Task[None] | None = None  # None until it runs
+        if context is not None:
+            context.follow_ups = _Inbox(actor, self)
+
+    def mark_started(self, error: BaseException | None = None) -> None:
+        if not self.started.done():
+            self.started.set_result(error)
+
+    def settle(self, outcome: Outcome) -> None:
+        """Answer whoever waits on this run (once), and on the follow-ups it took."""
+        self.mark_started(outcome if isinstance(outcome, BaseException) else None)
+        if not self.settled.done():
+            self.settled.set_result(outcome)
+        followers, self.followers = self.followers, []
+        for f in followers:
+            f.settle(self.actor.response())
+
+    async def hand_off(self) -> None:
+        actor = self.actor
+        if self.replied:
+            raise InvalidAgentResponseError("a direct reply ends the run: nothing to hand off")
+        if actor.task is None or self.pending is not None:  # create it / record the message
+            await actor.emit(StreamResponse(task=Task(id=actor.task_id)), self)
+        assert actor.task is not None
+        if actor.task.status.state in states.SETTLED:
+            return
+        self.handed_off = True
+        await actor.mark_handed_off(True)
+        self.settle(actor.response())
+
+    async def main(self) -> None:
+        events = TaskEvents(self.actor.sink(self), self.actor.task_id, self.actor.context_id,
+                            self.actor.scope.tenant, self.actor.scope.owner)
+        try:
+            task = self.actor.task
+            if task is not None and task.status.state in (states.SUBMITTED, states.WORKING):
+                await self.actor.mark_handed_off(False)  # a run holds it again
+            if self.context is not None:
+                await self.executor.execute(self.context, events)
+            else:
+                snap = self.actor.snapshot()
+                assert snap is not None
+                await self.executor.resume(snap[0], events)
+        except asyncio.CancelledError:
+            if not self.cancelled:
+                raise  # the server is shutting down
+        except Exception as exc:
+            if not self.emitted and isinstance(exc, A2AError) and public(exc) is exc:
+                self.settle(exc)  # refused before doing anything: the call fails
+            else:
+                log.exception("agent failed on task %s", self.actor.task_id)
+                await self._fail(FAILED)
+        else:
+            await self._returned()
+        finally:
+            self.actor.runs.discard(self)
+            if not self.cancelled:
+                self.settle(self.actor.response())
+
+    async def _returned(self) -> None:
+        task = self.actor.task
+        if self.replied or self.handed_off or (
+                task is not None and task.status.state in states.SETTLED):
+            return
+        if self.executor.hand_off_on_return:
+            try:
+                await self.hand_off()
+                return
+            except Exception:
+                log.exception("could not hand task %s off", self.actor.task_id)
+        else:
+            log.warning("the agent returned leaving task %s %s: marked FAILED. Call "
+                        "events.hand_off() before returning to leave it running on purpose",
+                        self.actor.task_id,
+                        states.name(task.status.state) if task else "not yet created")
+        await self._fail(STOPPED)
+
+    async def _fail(self, text: str) -> None:
+        try:
+            if self.pending is not None:
+                await self.actor.emit(StreamResponse(task=Task(id=self.actor.task_id)), self)
+            await self.actor.finish(states.FAILED, text)
+        except Exception as exc:  # the store itself failed: nothing more to write
+            log.exception("could not mark task %s failed", self.actor.task_id)
+            self.settle(exc)
+            await self.actor.broken(exc)
+
+
+class _Inbox(FollowUps):
+    """The follow-ups of one run: it takes them from the actor's queue."""
+
+    __slots__ = ("_actor", "_run")
+
+    def __init__(self, actor: TaskActor, run: Run) -> None:
+        self._actor, self._run = actor, run
+
+    def take(self) -> Message | None:
+        waiting = self._actor.waiting
+        if not waiting:
+            return None
+        handle = waiting.popleft()
+        self._run.followers.append(handle)
+        assert handle.context is not None
+        return handle.context.message
+
+    async def __anext__(self) -> Message:
+        while (message := self.take()) is None:
+            await self._actor.arrival()
+        return message

@@ -1,0 +1,243 @@
+"""`make tck`: the official A2A conformance suite (a2aproject/a2a-tck) against
+our server, and against the official SDK's server with the same agent profile,
+side by side, on JSON-RPC, gRPC and REST, every category.
+
+The suite is not fetched here: point A2A_TCK_DIR at a checkout of it (its
+main branch). Its Python dependencies go into .interop/tck-venv on first use,
+the official SDK into .interop/sdk-venv (PyPI, once). Results: a table per
+server and binding on stdout, and docs/conformance.md rewritten with both
+tables and every test that fails on either side.
+
+Usage: python -m tools.tck [--only ours|sdk] [--bindings jsonrpc,grpc,rest]
+       [--categories mandatory,capabilities,...] [--no-docs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+INTEROP = ROOT / ".interop"
+PEERS = ROOT / "tests" / "interop" / "peers"
+DOC = ROOT / "docs" / "conformance.md"
+BINDINGS = ("jsonrpc", "grpc", "rest")
+# (category, the suite's folder, its marker expression): as its run_tck.py selects them.
+CATEGORIES = {
+    "mandatory": ("tests/mandatory/", "mandatory or mandatory_protocol"),
+    "capabilities": ("tests/optional/capabilities/", None),
+    "quality": ("tests/optional/quality/", None),
+    "features": ("tests/optional/features/", None),
+}
+EQUIVALENCE = ("tests/optional/multi_transport/", "transport_equivalence")
+# Fixed ports: the card must advertise gRPC with a scheme for this suite (it
+# parses the URL with urlparse), so the address is known before the start.
+# Ours; the official SDK as it is; the SDK reading calls without A2A-Version as
+# 1.0 (as ours does; as it is, it reads them as 0.3 and refuses them).
+SERVERS = ("ours", "sdk", "sdk-1.0")
+HTTP_PORT = int(os.environ.get("TCK_HTTP_PORT", "8180"))
+GRPC_PORT = int(os.environ.get("TCK_GRPC_PORT", "50151"))
+
+
+@dataclass
+class Outcome:
+    counts: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+
+def tck_dir() -> Path:
+    raw = os.environ.get("A2A_TCK_DIR")
+    if not raw:
+        sys.exit("make tck: set A2A_TCK_DIR to a checkout of a2aproject/a2a-tck (branch main), "
+                 "e.g. `git clone https://github.com/a2aproject/a2a-tck ../a2a-tck` then "
+                 "`make tck A2A_TCK_DIR=../a2a-tck`")
+    path = Path(raw).resolve()
+    if not (path / "tests" / "mandatory").is_dir():
+        sys.exit(f"make tck: {path} is not an a2a-tck checkout (no tests/mandatory there)")
+    return path
+
+
+def tck_python(suite: Path) -> Path:
+    home = INTEROP / "tck-venv"
+    python, stamp = home / "bin" / "python", home / "installed.txt"
+    if stamp.exists() and stamp.read_text() == str(suite):
+        return python
+    print(f"installing the suite's dependencies into {home} (first run only)...", flush=True)
+    venv.create(home, with_pip=True, clear=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(suite)], check=True)
+    stamp.write_text(str(suite))
+    return python
+
+
+def sdk_python() -> Path:
+    sys.path.insert(0, str(ROOT))
+    from tests.interop.envs import sdk_python as install
+
+    return install()
+
+
+@contextmanager
+def server(which: str) -> Iterator[str]:
+    """Our server or the SDK's, with the conformance profile, on the fixed ports."""
+    public = f"http://localhost:{HTTP_PORT}"  # the suite flags 127.0.0.1 in a card
+    if which == "ours":
+        cmd = [sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
+               "--agent", "a2a_grpc.conformance:ConformanceAgent",
+               "--grpc-port", str(GRPC_PORT), "--http-port", str(HTTP_PORT),
+               "--public-url", public, "--grpc-public-address", f"grpc://localhost:{GRPC_PORT}",
+               "--allow-http-push", "--allow-push-to", "localhost",
+               "--allow-push-to", "127.0.0.1", "--grace", "0", "--log-level", "WARNING"]
+    else:
+        cmd = [str(sdk_python()), str(PEERS / "sdk_conformance.py"), str(HTTP_PORT),
+               str(GRPC_PORT)]
+    env = {**os.environ, "SDK_VERSIONLESS_AS_1_0": "1" if which == "sdk-1.0" else "0"}
+    log = tempfile.NamedTemporaryFile("w+", prefix=f"tck-{which}-", suffix=".log", delete=False)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for_card(public, proc, log.name)
+        yield public
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        print(f"  ({which} server log: {log.name})", flush=True)
+
+
+def wait_for_card(base: str, proc: subprocess.Popen[bytes], log: str) -> None:
+    import urllib.request
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            sys.exit(f"the server exited: see {log}")
+        try:
+            with urllib.request.urlopen(base + "/.well-known/agent-card.json", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    sys.exit(f"the server did not answer in 60 s: see {log}")
+
+
+def run(suite: Path, python: Path, base: str, path: str, marks: str | None,
+        transports: str) -> Outcome:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        report = Path(f.name)
+    cmd = [str(python), "-m", "pytest", path, f"--sut-url={base}", "--test-scope=all",
+           "--tb=no", "-q", "-p", "no:cacheprovider", "--transports", transports,
+           "--json-report", f"--json-report-file={report}"]
+    if marks:
+        cmd += ["-m", marks]
+    subprocess.run(cmd, cwd=suite, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=1800, check=False)
+    try:
+        data = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return Outcome({"error": 1}, [f"{path}: the suite produced no report"])
+    finally:
+        report.unlink(missing_ok=True)
+    out = Outcome()
+    for test in data.get("tests", []):
+        outcome = test["outcome"]
+        out.counts[outcome] = out.counts.get(outcome, 0) + 1
+        if outcome in ("failed", "error"):
+            out.failed.append(test["nodeid"])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", choices=SERVERS)
+    parser.add_argument("--bindings", default=",".join(BINDINGS))
+    parser.add_argument("--categories", default=",".join([*CATEGORIES, "equivalence"]))
+    parser.add_argument("--no-docs", action="store_true")
+    args = parser.parse_args()
+    suite = tck_dir()
+    python = tck_python(suite)
+    bindings = [b for b in args.bindings.split(",") if b]
+    categories = [c for c in args.categories.split(",") if c]
+    results: dict[str, dict[tuple[str, str], Outcome]] = {}
+    for which in SERVERS:
+        if args.only and which != args.only:
+            continue
+        print(f"== {which}", flush=True)
+        results[which] = {}
+        with server(which) as base:
+            for category in categories:
+                if category == "equivalence":
+                    path, marks = EQUIVALENCE
+                    got = run(suite, python, base, path, marks, ",".join(bindings))
+                    results[which][(category, "all")] = got
+                    print(f"  {category:13} all      {fmt(got)}", flush=True)
+                    for test in got.failed:
+                        print(f"      failed: {test}", flush=True)
+                    continue
+                path, marks = CATEGORIES[category]
+                for binding in bindings:
+                    m = f"{marks} or mandatory_jsonrpc" if (
+                        category == "mandatory" and binding == "jsonrpc") else marks
+                    got = run(suite, python, base, path, m, binding)
+                    results[which][(category, binding)] = got
+                    print(f"  {category:13} {binding:8} {fmt(got)}", flush=True)
+                    for test in got.failed:
+                        print(f"      failed: {test}", flush=True)
+    if not args.no_docs and len(results) == len(SERVERS):
+        write_doc(suite, results)
+        print(f"wrote {DOC.relative_to(ROOT)}")
+
+
+def fmt(o: Outcome) -> str:
+    c = o.counts
+    return (f"{c.get('passed', 0):3} passed {c.get('failed', 0) + c.get('error', 0):3} failed "
+            f"{c.get('skipped', 0):3} skipped {c.get('xfailed', 0):3} xfailed")
+
+
+def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -> None:
+    commit = subprocess.run(["git", "-C", str(suite), "log", "-1", "--format=%h %ad %s",
+                             "--date=short"], capture_output=True, text=True).stdout.strip()
+    lines = ["# Conformance: the official A2A TCK", "",
+             f"`make tck` on {time.strftime('%Y-%m-%d')}, suite a2aproject/a2a-tck at "
+             f"`{commit}`. Ours: `a2a_grpc.conformance:ConformanceAgent`; the official "
+             "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
+             "sdk_conformance.py). Counts per category and binding: passed / failed / "
+             "skipped / xfailed.", "",
+             "| category | binding | ours | official SDK | SDK, version-less as 1.0 |",
+             "|---|---|---|---|---|"]
+    keys = list(results["ours"])
+    for key in keys:
+        row = " | ".join(short(results[w].get(key, Outcome())) for w in SERVERS)
+        lines.append(f"| {key[0]} | {key[1]} | {row} |")
+    lines += ["", "## Failing tests",
+              "", "Ours, and whether the SDK (version-less as 1.0) fails the same test:", ""]
+    for key in keys:
+        sdk = set(results["sdk-1.0"].get(key, Outcome()).failed)
+        for test in sorted(results["ours"][key].failed):
+            side = "the SDK fails it too" if test in sdk else "the SDK passes it"
+            lines.append(f"- {key[0]} / {key[1]}: `{test}` ({side})")
+    lines += ["", "Failing on the SDK (version-less as 1.0) only:", ""]
+    for key in keys:
+        ours = set(results["ours"][key].failed)
+        for test in sorted(set(results["sdk-1.0"].get(key, Outcome()).failed) - ours):
+            lines.append(f"- {key[0]} / {key[1]}: `{test}`")
+    lines.append("")
+    old = DOC.read_text() if DOC.exists() else ""
+    notes = old[old.index("## Why they fail"):] if "## Why they fail" in old else ""
+    DOC.write_text("\n".join(lines) + ("\n" + notes if notes else ""))
+
+
+def short(o: Outcome) -> str:
+    c = o.counts
+    return (f"{c.get('passed', 0)} / {c.get('failed', 0) + c.get('error', 0)} / "
+            f"{c.get('skipped', 0)} / {c.get('xfailed', 0)}")
+
+
+if __name__ == "__main__":
+    main()
