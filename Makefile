@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores
+.PHONY: run test lint proto install clean bench bench-stores tck
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -25,8 +25,14 @@ bench: $(BENCH_STAMP)
 bench-stores: $(STAMP)
 	$(PY) -m benchmarks.stores $(ARGS)
 
+# The official conformance suite against our server and the official SDK's, side by
+# side, every binding and category (docs/conformance.md). Not part of `make test`:
+# the suite is not on PyPI. A2A_TCK_DIR=a checkout of a2aproject/a2a-tck (main).
+tck: $(STAMP)
+	$(PY) -m tools.tck $(ARGS)
+
 lint: $(STAMP)
-	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks
+	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks tools
 	$(PY) -m mypy
 
 # Compile proto/ into the importable package generated/ (with .pyi stubs).

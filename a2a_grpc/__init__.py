@@ -3,7 +3,7 @@
     from a2a_grpc import AgentExecutor, RequestContext, TaskEvents
 """
 
-from .agent import AgentExecutor, RequestContext, TaskEvents
+from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from .context import CallContext
 from .core.errors import A2AError
 from .core.lifecycle import IllegalTransitionError
@@ -13,6 +13,7 @@ __all__ = [
     "A2AError",
     "AgentExecutor",
     "CallContext",
+    "FollowUps",
     "IllegalTransitionError",
     "RequestContext",
     "RequestHandler",

@@ -89,10 +89,14 @@ async def start_server(*args: str) -> Server:
 
     drainer = threading.Thread(target=drain, daemon=True)
     drainer.start()
+    started = time.monotonic()
     await asyncio.to_thread(ready.wait, 30)
     if not bound:
+        code = proc.poll()
         reap(proc)
-        raise AssertionError("the server did not start:\n" + "".join(output))
+        how = "still running" if code is None else f"exit code {code}"
+        raise AssertionError(f"the server did not start ({how} after "
+                             f"{time.monotonic() - started:.1f} s):\n" + "".join(output))
     return Server(proc, bound[0], bound[1], output, drainer)
 
 

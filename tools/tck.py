@@ -39,7 +39,8 @@ CATEGORIES = {
     "quality": ("tests/optional/quality/", None),
     "features": ("tests/optional/features/", None),
 }
-EQUIVALENCE = ("tests/optional/multi_transport/", "transport_equivalence")
+EQUIVALENCE: tuple[str, str | None] = ("tests/optional/multi_transport/",
+                                       "transport_equivalence")
 # Fixed ports: the card must advertise gRPC with a scheme for this suite (it
 # parses the URL with urlparse), so the address is known before the start.
 # Ours; the official SDK as it is; the SDK reading calls without A2A-Version as
@@ -173,8 +174,7 @@ def main() -> None:
         with server(which) as base:
             for category in categories:
                 if category == "equivalence":
-                    path, marks = EQUIVALENCE
-                    got = run(suite, python, base, path, marks, ",".join(bindings))
+                    got = run(suite, python, base, *EQUIVALENCE, ",".join(bindings))
                     results[which][(category, "all")] = got
                     print(f"  {category:13} all      {fmt(got)}", flush=True)
                     for test in got.failed:

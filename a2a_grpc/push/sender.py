@@ -65,6 +65,7 @@ class PushSender:
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
+        self._stopping = False
 
     async def start(self) -> None:
         connector = aiohttp.TCPConnector(resolver=self.policy.resolver(), limit=64)
@@ -73,6 +74,11 @@ class PushSender:
         self._task = asyncio.create_task(self._loop(), name="a2a-push-sender")
 
     async def stop(self) -> None:
+        # The flag as well as the cancel: Python 3.11's wait_for could lose a
+        # cancellation that came as its timeout fired, and the loop went on
+        # forever (seen as a server that did not exit on SIGTERM).
+        self._stopping = True
+        self._wakeup.set()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -92,7 +98,7 @@ class PushSender:
         self._wakeup.set()
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 due = await self.store.due_deliveries(time.time_ns(), self.config.batch)
                 if due:
@@ -105,7 +111,8 @@ class PushSender:
             if next_ns is not None:
                 wait = min(wait, max(0.0, (next_ns - time.time_ns()) / 1e9))
             try:
-                await asyncio.wait_for(self._wakeup.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self._wakeup.wait()
             except TimeoutError:
                 pass
             self._wakeup.clear()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -159,3 +160,25 @@ def test_a_bad_grpc_public_address_is_a_usage_error(bad: str) -> None:
                            "--grpc-public-address", bad],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode == 2 and "host:port" in done.stderr) or "wildcard" in done.stderr
+
+
+async def test_the_background_jobs_example_finishes_handed_off_tasks(tmp_path: Path) -> None:
+    s = await start_server("serve", "--agent", "examples.background_jobs:BackgroundJobs",
+                           "--store", f"sqlite:///{tmp_path / 't.db'}")
+    try:
+        channel = await wait_serving(s.grpc_port, s.proc)
+        stub = A2AServiceStub(channel)
+        sent = (await stub.SendMessage(send_request("later"))).task
+        assert sent.status.state == pb.TASK_STATE_WORKING  # answered at once, handed off
+        stream = [e async for e in stub.SendStreamingMessage(send_request("streamed"))]
+        assert [e.WhichOneof("payload") for e in stream] == ["task", "status_update"]
+        watched = [e async for e in stub.SubscribeToTask(
+            pb.SubscribeToTaskRequest(id=stream[0].task.id))]
+        assert watched[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+        assert watched[-2].artifact_update.artifact.parts[0].text == "STREAMED"
+        done = await stub.GetTask(pb.GetTaskRequest(id=sent.id))
+        assert done.status.state == pb.TASK_STATE_COMPLETED  # the queue took it in order
+        assert done.artifacts[0].parts[0].text == "LATER"
+        await channel.close()
+    finally:
+        reap(s.proc)

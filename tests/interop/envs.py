@@ -20,7 +20,9 @@ INTEROP = ROOT / ".interop"
 # The official SDK with its gRPC client and its HTTP server (for the reference server peer).
 SDK_PACKAGES = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
 SDK_SPEC = " ".join(SDK_PACKAGES)
-NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1")
+NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1",
+                 # The official JS SDK (its gRPC client transport) and its protobuf runtime.
+                 "@a2a-js/sdk@1.3.0", "@bufbuild/protobuf@2.17.0")
 
 
 class Unavailable(Exception):
@@ -45,7 +47,7 @@ def sdk_python() -> Path:
 
 
 def node_modules() -> Path:
-    """node_modules holding grpc-js and proto-loader (from npm, first run only)."""
+    """node_modules holding grpc-js, proto-loader and @a2a-js/sdk (npm, first run only)."""
     home = INTEROP / "node"
     stamp = home / "installed.txt"
     wanted = " ".join(NODE_PACKAGES)
