@@ -203,9 +203,10 @@ def fmt(o: Outcome) -> str:
 def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -> None:
     commit = subprocess.run(["git", "-C", str(suite), "log", "-1", "--format=%h %ad %s",
                              "--date=short"], capture_output=True, text=True).stdout.strip()
+    commit = commit.replace("`", "'")
     lines = ["# Conformance: the official A2A TCK", "",
              f"`make tck` on {time.strftime('%Y-%m-%d')}, suite a2aproject/a2a-tck at "
-             f"`{commit}`. Ours: `a2a_grpc.conformance:ConformanceAgent`; the official "
+             f"{commit}. Ours: `a2a_grpc.conformance:ConformanceAgent`; the official "
              "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
              "sdk_conformance.py). Counts per category and binding: passed / failed / "
              "skipped / xfailed.", "",
