@@ -74,10 +74,7 @@ class TaskActor:
 
     async def emit(self, event: StreamResponse, run: Run | None) -> None:
         turn = self._turn
-        if turn.held:
-            await turn.wait()
-        else:
-            turn.held = True
+        await turn.enter()
         try:
             kind = event.WhichOneof("payload")
             if run is not None and run.replied:
@@ -111,10 +108,7 @@ class TaskActor:
     async def record(self, run: Run) -> None:
         """Write a follow-up's message into the history now; it waits for a run."""
         turn = self._turn
-        if turn.held:
-            await turn.wait()
-        else:
-            turn.held = True
+        await turn.enter()
         try:
             assert run.pending is not None
             await self._take_message(run.pending, run)

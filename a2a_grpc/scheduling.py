@@ -26,6 +26,13 @@ class Turn:
         self.held = False
         self._waiters: deque[asyncio.Future[None]] = deque()
 
+    async def enter(self) -> None:
+        """Take the turn, waiting for it if someone holds it."""
+        if self.held:
+            await self.wait()
+        else:
+            self.held = True
+
     async def wait(self) -> None:
         """Wait until `leave` hands the turn to this caller (call when `held`)."""
         waiter = asyncio.get_running_loop().create_future()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import grpc
 import pytest
 
 from generated import a2a_pb2 as pb
@@ -115,6 +116,10 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
                     ) as resp:
                 answer = await resp.json()
             assert answer["result"]["task"]["artifacts"][0]["parts"][0]["text"] == "echo: hey"
+        # The card's gRPC address is what a stub dials, as it is.
+        async with grpc.aio.insecure_channel(card["supportedInterfaces"][0]["url"]) as channel:
+            task = (await A2AServiceStub(channel).SendMessage(send_request("dialed"))).task
+        assert task.artifacts[0].parts[0].text == "echo: dialed"
     finally:
         proc.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(proc.wait, 15)

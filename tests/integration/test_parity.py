@@ -225,6 +225,14 @@ async def handoff_stack(stack: StackFactory, name: str, **kw: bool) -> tuple[Sta
     return s, s.binding(name), agent
 
 
+async def send_now(b: Binding, text: str, task_id: str = "") -> pb.Task:
+    """SendMessage with returnImmediately: the task as soon as it exists."""
+    resp = await b.call("SendMessage", pb.SendMessageRequest(
+        message=user_message(text, task_id=task_id),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))
+    return resp.task  # type: ignore[attr-defined,no-any-return]
+
+
 def texts(task: pb.Task) -> list[str]:
     return [p.text for a in task.artifacts for p in a.parts]
 
@@ -277,12 +285,8 @@ async def test_a_handed_off_runs_stream_ends_after_its_last_event(stack: StackFa
 async def test_a_follow_up_during_an_active_run_reaches_the_agent(stack: StackFactory,
                                                                   name: str) -> None:
     _, b, _ = await handoff_stack(stack, name)
-    listening = (await b.call("SendMessage", pb.SendMessageRequest(
-        message=user_message("listen"),
-        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
-    first = (await b.call("SendMessage", pb.SendMessageRequest(
-        message=user_message("one", task_id=listening.id),
-        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    listening = await send_now(b, "listen")
+    first = await send_now(b, "one", listening.id)
     assert first.history[-1].parts[0].text == "one"  # in the history at once
     streamed = await asyncio.wait_for(
         b.stream("SendStreamingMessage", send_request("done", task_id=listening.id)), 10)
@@ -297,9 +301,7 @@ async def test_a_follow_up_during_an_active_run_reaches_the_agent(stack: StackFa
 async def test_a_follow_up_not_taken_runs_after_the_active_run(stack: StackFactory,
                                                                name: str) -> None:
     _, b, agent = await handoff_stack(stack, name)
-    held = (await b.call("SendMessage", pb.SendMessageRequest(
-        message=user_message("hold"),
-        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task  # type: ignore[attr-defined]
+    held = await send_now(b, "hold")
     await asyncio.wait_for(agent.holding.wait(), 10)
     waiting = asyncio.ensure_future(b.call("SendMessage", send_request("next", task_id=held.id)))
     await asyncio.sleep(0.05)

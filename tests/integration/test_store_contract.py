@@ -235,6 +235,22 @@ async def test_concurrent_writers(store: TaskStore) -> None:
     assert len(await store.events(ME, "task-00003", 0, 100)) == 5
 
 
+async def test_handed_off_tasks_are_not_unsettled(maker: Maker) -> None:
+    store = await maker()
+    working = [task(i, states.WORKING) for i in range(3)]
+    for t in working:
+        await store.append(ME, t, 1, ev(t))
+    await store.set_handed_off(ME, working[0].id, True)
+    await store.set_handed_off(ME, working[1].id, True)
+    await store.set_handed_off(ME, working[1].id, False)  # a run holds it again
+    await store.set_handed_off(ME, "no-such-task", True)  # nothing to mark: no error
+    left = sorted(s.task.id for _, s in await store.unsettled())
+    assert left == sorted([working[1].id, working[2].id])
+    await store.close()
+    reopened = await maker()  # the mark is kept with the task
+    assert sorted(s.task.id for _, s in await reopened.unsettled()) == left
+
+
 async def test_data_survives_reopening(maker: Maker, request: pytest.FixtureRequest) -> None:
     first = await maker()
     t = task(1)

@@ -30,7 +30,7 @@ async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path
     extended.skills.add(id="members", name="Members only", description="x", tags=["x"])
     handler = RequestHandler(agent, card, extended_card=extended)
     server = await start_grpc(handler)
-    card = public_card(card, [Interface("GRPC", f"grpc://127.0.0.1:{server.port}")])
+    card = public_card(card, [Interface("GRPC", f"127.0.0.1:{server.port}")])  # as `serve` does
     card_file = tmp_path / "card.json"
     card_file.write_text(json_format.MessageToJson(card))
     try:

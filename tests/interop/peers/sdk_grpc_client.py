@@ -21,8 +21,8 @@ async def main(card_path):
         card = json_format.Parse(f.read(), pb.AgentCard())
     seen = {"card_interfaces": [i.protocol_binding for i in card.supported_interfaces]}
 
-    def channel(url):
-        return grpc.aio.insecure_channel(url.removeprefix("grpc://"))
+    def channel(url):  # the card's address as it is: host:port
+        return grpc.aio.insecure_channel(url)
 
     unary = ClientFactory(ClientConfig(streaming=False, supported_protocol_bindings=["GRPC"],
                                        grpc_channel_factory=channel)).create(card)
