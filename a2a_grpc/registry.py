@@ -30,6 +30,7 @@ class ActorRegistry:
         self._bus = bus
         self._after_commit = after_commit
         self._actors: dict[str, TaskActor] = {}
+        self._closing = False  # shutting down: queued follow-ups start no run
 
     def new(self, scope: Scope, task_id: str, context_id: str) -> TaskActor:
         actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus,
@@ -106,13 +107,14 @@ class ActorRegistry:
         while actor.waiting and not actor.runs:
             run = actor.waiting.popleft()
             task = actor.task
-            if task is None or task.status.state in states.TERMINAL:
+            if self._closing or task is None or task.status.state in states.TERMINAL:
                 run.settle(actor.response())
             else:
                 self._launch(run)
 
     async def close(self) -> None:
-        """Stop every run (server shutdown)."""
+        """Stop every run (server shutdown); queued follow-ups stay in the history."""
+        self._closing = True
         tasks = [r.aio_task for a in self._actors.values() for r in a.runs
                  if r.aio_task is not None]
         for t in tasks:

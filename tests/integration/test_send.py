@@ -341,3 +341,45 @@ async def test_too_many_parts_is_invalid_params(serve: Serve) -> None:
     seen = await fails(s.stub.SendMessage(pb.SendMessageRequest(message=msg)))
     assert (seen.reason, seen.fields) == ("INVALID_PARAMS", ["message.parts"])
     assert "at most 1000" in seen.message
+
+
+async def test_cancel_answers_the_follow_ups_queued_behind_the_run(serve: Serve) -> None:
+    gate = Gate()
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        await gate.wait()
+
+    s = await serve(ScriptedAgent(script))
+    first = (await s.stub.SendMessage(pb.SendMessageRequest(
+        message=user_message("first"),
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))).task
+    await gate.reached.wait()
+    queued = asyncio.ensure_future(s.stub.SendMessage(send_request("more", task_id=first.id)))
+    for _ in range(500):  # the follow-up is in the history before it runs
+        if len((await s.stub.GetTask(pb.GetTaskRequest(id=first.id))).history) == 2:
+            break
+        await asyncio.sleep(0.01)
+    await s.stub.CancelTask(pb.CancelTaskRequest(id=first.id))
+    answered = (await asyncio.wait_for(queued, 10)).task
+    assert answered.status.state == pb.TASK_STATE_CANCELED
+    assert [m.parts[0].text for m in answered.history if m.role == pb.ROLE_USER] == [
+        "first", "more"]  # never lost, never run
+
+
+async def test_writing_to_a_task_from_outside_follows_the_same_rules(serve: Serve) -> None:
+    from a2a_grpc.core.errors import InvalidAgentResponseError, TaskNotFoundError
+
+    s = await serve()
+    with pytest.raises(TaskNotFoundError):
+        await s.handler.task_events("no-such-task")
+    done = (await s.stub.SendMessage(send_request("hello"))).task
+    with pytest.raises(TaskNotFoundError):  # another owner's task is not there
+        await s.handler.task_events(done.id, owner="someone else")
+    events = await s.handler.task_events(done.id)
+    with pytest.raises(IllegalTransitionError):
+        await events.working()  # a final task takes nothing more
+    with pytest.raises(InvalidAgentResponseError):
+        await events.reply("only a run answering a new message may reply")
+    await events.hand_off()  # nothing to let go of: no error, no change
+    assert await s.stub.GetTask(pb.GetTaskRequest(id=done.id)) == done
