@@ -45,6 +45,7 @@ def create_app(
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CARD] = card_module.CardEndpoint(card)
     app.router.add_get(card_module.PATH, app[CARD].get)
+    app.router.add_get(card_module.OLD_PATH, app[CARD].get)
     if jwks is not None:  # the keys that sign push notifications
         body = json.dumps(jwks).encode()
 

@@ -1,13 +1,20 @@
-"""The public agent card at /.well-known/agent-card.json (spec §8).
+"""The public agent card at /.well-known/agent-card.json (spec §8), and at
+/.well-known/agent.json where clients of the earlier drafts look for it.
 
 Serves the card `a2a_grpc.cards.public_card` built, with an ETag and
-Cache-Control; a matching If-None-Match gets 304.
+Cache-Control; a matching If-None-Match gets 304. One card for both
+generations: beside the 1.0 `supportedInterfaces` it carries the 0.3 fields
+(`url`, `preferredTransport`, `additionalInterfaces`, `protocolVersion`,
+`supportsAuthenticatedExtendedCard`) naming the interfaces that also speak
+0.3, without which 0.3 clients (a2a-sdk 0.3.x) refuse the card; 1.0 clients
+ignore them, as they do on the official SDK's card.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 from aiohttp import web
 
@@ -16,7 +23,11 @@ from generated.a2a_pb2 import AgentCard
 from .codec import to_dict
 
 PATH = "/.well-known/agent-card.json"
+OLD_PATH = "/.well-known/agent.json"  # where 0.1 and 0.2 clients look
 CACHE_SECONDS = 300
+# The bindings whose endpoints also serve A2A 0.3 (see bridge/v03_methods.py).
+SPEAK_V03 = ("JSONRPC",)
+V03_VERSION = "0.3.0"
 
 
 class CardEndpoint:
@@ -25,7 +36,9 @@ class CardEndpoint:
 
     def update(self, card: AgentCard) -> None:
         """Serve `card` from now on (e.g. once the real ports are known)."""
-        self.body = json.dumps(to_dict(card), indent=1, ensure_ascii=False).encode()
+        data = to_dict(card)
+        with_v03_fields(data)
+        self.body = json.dumps(data, indent=1, ensure_ascii=False).encode()
         self.etag = '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
 
     async def get(self, request: web.Request) -> web.Response:
@@ -34,3 +47,17 @@ class CardEndpoint:
         if self.etag in {t.strip() for t in wanted.split(",")} or wanted.strip() == "*":
             return web.Response(status=304, headers=headers)
         return web.Response(body=self.body, headers=headers, content_type="application/json")
+
+
+def with_v03_fields(data: dict[str, Any]) -> None:
+    """Add the 0.3 card fields, in place, for the interfaces that speak 0.3."""
+    old = [{"url": i["url"], "transport": i["protocolBinding"]}
+           for i in data.get("supportedInterfaces", []) if i.get("protocolBinding") in SPEAK_V03]
+    if not old:
+        return
+    data["url"] = old[0]["url"]
+    data["preferredTransport"] = old[0]["transport"]
+    data["additionalInterfaces"] = old
+    data["protocolVersion"] = V03_VERSION
+    data["supportsAuthenticatedExtendedCard"] = bool(
+        data.get("capabilities", {}).get("extendedAgentCard"))

@@ -32,7 +32,7 @@ from a2a_grpc.core.errors import (
 from a2a_grpc.methods import METHODS
 from a2a_grpc.service import A2AService
 
-from . import codec, sse
+from . import codec, sse, v03_methods
 from .edge import call_context, note
 
 JSON_TYPE = "application/json"
@@ -102,6 +102,9 @@ class JsonRpcEndpoint:
         if not (id_ is _NO_ID or id_ is None or isinstance(id_, str | int)) or isinstance(
                 id_, bool):
             return reply(None, error=InvalidRequestError("id must be a string, number or null"))
+        legacy = v03_methods.METHODS.get(method_name)
+        if legacy is not None:
+            return await self._legacy(legacy, id_, params, request, in_batch, method_name)
         try:
             method = METHODS.get(method_name)
             if method is None:
@@ -129,6 +132,41 @@ class JsonRpcEndpoint:
             note(exc, f"JSON-RPC {method_name}")
             return None if id_ is _NO_ID else reply(id_, error=exc)
         return None if id_ is _NO_ID else reply(id_, result=codec.to_dict(result))
+
+
+    async def _legacy(self, legacy: v03_methods.LegacyMethod, id_: Any, params: Any,
+                      request: web.Request, in_batch: bool, name: str,
+                      ) -> dict[str, Any] | web.StreamResponse | None:
+        """An A2A 0.3 method: params translated in, the 1.0 RPC, the result out."""
+        method = METHODS[legacy.rpc]
+        try:
+            if method.streaming and in_batch:
+                raise InvalidRequestError(
+                    f"{name} streams its answer: send it on its own, not in a batch")
+            if method.streaming and id_ is _NO_ID:
+                return None  # a notification can't receive a stream
+            ctx = v03_methods.context_for(call_context(request))
+            req = codec.parse(legacy.params(_params_object(params)), method.request)
+            answer = await getattr(self.service, method.attr)(req, ctx)
+        except Exception as exc:
+            note(exc, f"JSON-RPC {name}")
+            if method.streaming and id_ is not _NO_ID:
+                return await sse.one_error(request, reply(id_, error=exc))
+            return None if id_ is _NO_ID else reply(id_, error=exc)
+        if method.streaming:
+            return await sse.stream(
+                request, answer,
+                render=lambda ev: reply(id_, result=legacy.result(codec.to_dict(ev))),
+                render_error=lambda exc: (reply(id_, error=_noted(exc, name)), None),
+                keepalive=self.keepalive)
+        return None if id_ is _NO_ID else reply(
+            id_, result=legacy.result(codec.to_dict(answer)))
+
+
+def _params_object(params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise InvalidParamsError("params must be a JSON object")
+    return params
 
 
 def _noted(exc: BaseException, method: str) -> BaseException:

@@ -30,6 +30,16 @@ def sdk_python() -> Path:
 
 
 @pytest.fixture(scope="session")
+def sdk03_python() -> Path:
+    """Python of a virtualenv holding the official SDK's 0.3 line."""
+    try:
+        return envs.sdk03_python()
+    except envs.Unavailable as exc:
+        _unavailable(str(exc))
+        raise
+
+
+@pytest.fixture(scope="session")
 def node_modules() -> Path:
     """node_modules holding grpc-js and proto-loader (from npm, first run only)."""
     try:

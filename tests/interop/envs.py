@@ -20,6 +20,8 @@ INTEROP = ROOT / ".interop"
 # The official SDK with its gRPC client and its HTTP server (for the reference server peer).
 SDK_PACKAGES = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
 SDK_SPEC = " ".join(SDK_PACKAGES)
+# The 0.3 line of the official SDK, for the A2A 0.3 clients most deployments still run.
+SDK03_PACKAGES = ("a2a-sdk[http-server]==0.3.26",)
 NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1",
                  # The official JS SDK (its gRPC client transport) and its protobuf runtime.
                  "@a2a-js/sdk@1.3.0", "@bufbuild/protobuf@2.17.0")
@@ -31,18 +33,28 @@ class Unavailable(Exception):
 
 def sdk_python() -> Path:
     """Python of a virtualenv holding the official SDK ({SDK_SPEC})."""
-    home = INTEROP / "sdk-venv"
+    return _venv("sdk-venv", SDK_PACKAGES)
+
+
+def sdk03_python() -> Path:
+    """Python of a virtualenv holding the official SDK's 0.3 line."""
+    return _venv("sdk03-venv", SDK03_PACKAGES)
+
+
+def _venv(name: str, packages: tuple[str, ...]) -> Path:
+    home = INTEROP / name
     python = home / "bin" / "python"
     stamp = home / "installed.txt"
-    if stamp.exists() and stamp.read_text() == SDK_SPEC:
+    spec = " ".join(packages)
+    if stamp.exists() and stamp.read_text() == spec:
         return python
-    print(f"\ninstalling {SDK_SPEC} into {home} (first run only)...", file=sys.stderr)
+    print(f"\ninstalling {spec} into {home} (first run only)...", file=sys.stderr)
     venv.create(home, with_pip=True, clear=True)
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *SDK_PACKAGES],
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *packages],
                           capture_output=True, text=True, timeout=600, check=False)
     if done.returncode != 0:
-        raise Unavailable(f"{SDK_SPEC} is unavailable: {done.stderr[-2000:]}")
-    stamp.write_text(SDK_SPEC)
+        raise Unavailable(f"{spec} is unavailable: {done.stderr[-2000:]}")
+    stamp.write_text(spec)
     return python
 
 

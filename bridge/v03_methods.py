@@ -1,0 +1,108 @@
+"""A2A 0.3 JSON-RPC methods, each a 1.0 RPC with its params and result translated.
+
+Version dispatch by what arrives: 0.3 and 1.0 method names do not overlap, so a
+call is served in the generation its method is written in. A version-less call
+is read as its method's generation (`message/send` as 0.3, `SendMessage` as
+1.0); an `A2A-Version` that contradicts the method is VersionNotSupported.
+`message.send` is the spelling of the lifecycle pages in the seed documents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import VersionNotSupportedError
+
+from . import v03_shapes as v03
+from .v03_shapes import Json, as_object, invalid
+
+VERSION = "0.3"
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyMethod:
+    rpc: str  # the 1.0 RPC that serves it
+    params: Callable[[Json], Json]  # 0.3 params -> the 1.0 request, as ProtoJSON
+    result: Callable[[Json], Any]  # the 1.0 response, as ProtoJSON -> the 0.3 result
+
+
+def _send(p: Json) -> Json:
+    out: Json = {"message": v03.message_in(p.get("message"))}
+    if p.get("configuration") is not None:
+        out["configuration"] = v03.configuration_in(p["configuration"])
+    if p.get("metadata") is not None:
+        out["metadata"] = p["metadata"]
+    return out
+
+
+def _sent(r: Json) -> Json:
+    return v03.task_out(r["task"]) if "task" in r else v03.message_out(r.get("message", {}))
+
+
+def _task_id(p: Json) -> Json:
+    if not isinstance(p.get("id"), str):
+        raise invalid("id", "is the task's id (a string)")
+    out: Json = {"id": p["id"]}
+    if "historyLength" in p:
+        out["historyLength"] = p["historyLength"]
+    return out
+
+
+def _config_set(p: Json) -> Json:
+    config = v03.push_config_in(as_object(p.get("pushNotificationConfig"),
+                                        "pushNotificationConfig"))
+    task_id = p.get("taskId", "")
+    # 0.3 servers name a config given without an id after its task, so that a
+    # `get` naming only the task finds it.
+    return {"taskId": task_id, **config, "id": config.get("id") or task_id}
+
+
+def _config_of(p: Json) -> Json:
+    task_id = _task_id(p)["id"]
+    return {"taskId": task_id, "id": p.get("pushNotificationConfigId") or task_id}
+
+
+def _configs(r: Json) -> list[Json]:
+    return [v03.push_config_out(c) for c in r.get("configs", [])]
+
+
+def _card(r: Json) -> Json:
+    return r  # served as the public card is: 1.0 fields with the 0.3 ones beside
+
+
+_SEND = LegacyMethod("SendMessage", _send, _sent)
+METHODS: dict[str, LegacyMethod] = {
+    "message/send": _SEND,
+    "message.send": _SEND,
+    "message/stream": LegacyMethod("SendStreamingMessage", _send, v03.event_out),
+    "tasks/get": LegacyMethod("GetTask", _task_id, v03.task_out),
+    "tasks/cancel": LegacyMethod("CancelTask", lambda p: {"id": _task_id(p)["id"]},
+                                 v03.task_out),
+    "tasks/resubscribe": LegacyMethod("SubscribeToTask", lambda p: {"id": _task_id(p)["id"]},
+                                      v03.event_out),
+    "tasks/pushNotificationConfig/set": LegacyMethod(
+        "CreateTaskPushNotificationConfig", _config_set, v03.push_config_out),
+    "tasks/pushNotificationConfig/get": LegacyMethod(
+        "GetTaskPushNotificationConfig", _config_of, v03.push_config_out),
+    "tasks/pushNotificationConfig/list": LegacyMethod(
+        "ListTaskPushNotificationConfigs", lambda p: {"taskId": _task_id(p)["id"]}, _configs),
+    "tasks/pushNotificationConfig/delete": LegacyMethod(
+        "DeleteTaskPushNotificationConfig", _config_of, lambda r: None),
+    "agent/getAuthenticatedExtendedCard": LegacyMethod(
+        "GetExtendedAgentCard", lambda p: {}, _card),
+}
+
+
+def context_for(ctx: CallContext) -> CallContext:
+    """The call as the 1.0 handler serves it, once its 0.3 version is checked."""
+    version = ctx.version or ""
+    if version and ".".join(version.split(".")[:2]) != VERSION:
+        raise VersionNotSupportedError(
+            f"an A2A {VERSION} method was called with A2A-Version {version!r}; call it "
+            f"without the header or with {VERSION}, or use the 1.0 method names",
+            metadata={"supportedVersions": f"{VERSION},1.0"})
+    return dataclasses.replace(ctx, version="1.0")
