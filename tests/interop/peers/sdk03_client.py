@@ -52,7 +52,7 @@ async def error_of(call):
         await call
     except A2AClientJSONRPCError as exc:
         return exc.error.code
-    except Exception as exc:  # noqa: BLE001 (we report whatever the client raised)
+    except Exception as exc:
         return type(exc).__name__
     return "no error"
 

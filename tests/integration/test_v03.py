@@ -1,0 +1,247 @@
+"""A2A 0.3 over JSON-RPC, byte by byte: plain aiohttp on the wire, so a lenient
+client cannot hide a wrong `kind` or enum spelling. And every JSON-RPC request
+example of the seed documents, sent as written."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.cards import Interface, public_card
+from bridge import CARD
+from generated import a2a_pb2 as pb
+from tests.bindings import parse_sse
+from tests.conftest import Stack, StackFactory
+from tests.fakes import ScriptedAgent
+
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
+STATES_03 = {"submitted", "working", "input-required", "completed", "canceled", "failed",
+             "rejected", "auth-required", "unknown"}
+
+
+async def rpc(s: Stack, method: str, params: Any, **headers: str) -> dict[str, Any]:
+    async with s.session.post(s.base_url + "/", headers=headers, json={
+            "jsonrpc": "2.0", "id": "r", "method": method, "params": params}) as resp:
+        assert resp.status == 200 and resp.content_type == "application/json"
+        body: dict[str, Any] = await resp.json()
+    assert body["jsonrpc"] == "2.0" and body["id"] == "r"
+    return body
+
+
+def message(text: str = "hello", **extra: Any) -> dict[str, Any]:
+    return {"kind": "message", "role": "user", "messageId": f"m-{text}-{len(extra)}",
+            "parts": [{"kind": "text", "text": text}], **extra}
+
+
+def assert_task_03(task: dict[str, Any]) -> None:
+    assert task["kind"] == "task" and task["status"]["state"] in STATES_03
+    for m in task.get("history", []):
+        assert m["kind"] == "message" and m["role"] in ("user", "agent")
+        assert all(p["kind"] in ("text", "file", "data") for p in m["parts"])
+    for a in task.get("artifacts", []):
+        assert all(p["kind"] in ("text", "file", "data") for p in a["parts"])
+    assert "TASK_STATE" not in json.dumps(task) and "ROLE_" not in json.dumps(task)
+
+
+async def reflect(ctx: RequestContext, ev: TaskEvents) -> None:
+    """Answers with the parts it was sent, as an artifact."""
+    await ev.working()
+    await ev.artifact(list(ctx.message.parts), name="reflected")
+    await ev.complete()
+
+
+async def test_send_answers_a_bare_task_in_03_shapes(stack: StackFactory) -> None:
+    s = await stack()
+    body = await rpc(s, "message/send", {"message": message("hello")})
+    task = body["result"]
+    assert_task_03(task)
+    assert task["status"]["state"] == "completed"
+    assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "echo: hello"}]
+    assert task["history"][0]["role"] == "user"
+    reply = (await rpc(s, "message/send", {"message": message("reply hi")}))["result"]
+    assert reply["kind"] == "message" and reply["role"] == "agent"
+    assert reply["parts"] == [{"kind": "text", "text": "hi"}] and "taskId" not in reply
+
+
+async def test_file_and_data_parts_both_ways(stack: StackFactory) -> None:
+    s = await stack(ScriptedAgent(reflect))
+    parts = [{"kind": "file", "file": {"bytes": "aGVsbG8=", "mimeType": "text/plain",
+                                       "name": "a.txt"}},
+             {"kind": "file", "file": {"uri": "https://example.com/x.png",
+                                       "mimeType": "image/png"}},
+             {"kind": "data", "data": {"n": 1, "deep": {"x": [1, 2]}}},
+             {"text": "no kind"}, {"type": "text", "text": "first-draft type"}]
+    task = (await rpc(s, "message/send", {"message": message(parts=parts)}))["result"]
+    assert task["artifacts"][0]["parts"] == [
+        parts[0], parts[1], parts[2], {"kind": "text", "text": "no kind"},
+        {"kind": "text", "text": "first-draft type"}]
+    seeds_spelling = {"file": {"fileWithBytes": "aGk=", "mediaType": "text/plain"}}
+    task = (await rpc(s, "message/send", {"message": message("x", parts=[seeds_spelling])}))
+    assert task["result"]["artifacts"][0]["parts"] == [
+        {"kind": "file", "file": {"bytes": "aGk=", "mimeType": "text/plain"}}]
+
+
+async def test_stream_events_carry_kind_and_final(stack: StackFactory) -> None:
+    s = await stack()
+    async with s.session.post(s.base_url + "/", json={
+            "jsonrpc": "2.0", "id": 7, "method": "message/stream",
+            "params": {"message": message("stream 2")}}) as resp:
+        assert resp.content_type == "text/event-stream"
+        events, _ = parse_sse(await resp.text())
+    results = [e.data["result"] for e in events]
+    assert [e.data["id"] for e in events] == [7] * 5
+    assert [(r["kind"], r.get("final")) for r in results] == [
+        ("task", None), ("status-update", False), ("artifact-update", None),
+        ("artifact-update", None), ("status-update", True)]
+    assert results[2]["append"] is False and results[3]["append"] is True
+    assert results[3]["lastChunk"] is True and results[4]["status"]["state"] == "completed"
+
+
+async def test_get_cancel_resubscribe_and_errors(stack: StackFactory) -> None:
+    s = await stack()
+    slow = (await rpc(s, "message/send", {"message": message("slow 60"),
+                                           "configuration": {"blocking": False}}))["result"]
+    assert slow["status"]["state"] in ("submitted", "working")
+    got = (await rpc(s, "tasks/get", {"id": slow["id"], "historyLength": 0}))["result"]
+    assert got["id"] == slow["id"] and got.get("history", []) == []
+    canceled = (await rpc(s, "tasks/cancel", {"id": slow["id"]}))["result"]
+    assert_task_03(canceled)
+    assert canceled["status"]["state"] == "canceled"
+    again = await rpc(s, "tasks/cancel", {"id": slow["id"]})
+    assert again["error"]["code"] == -32002  # TaskNotCancelable, a 0.3 code too
+    assert (await rpc(s, "tasks/get", {"id": "nope"}))["error"]["code"] == -32001
+    async with s.session.post(s.base_url + "/", json={
+            "jsonrpc": "2.0", "id": 1, "method": "tasks/resubscribe",
+            "params": {"id": "nope"}}) as resp:
+        assert resp.content_type == "text/event-stream"  # refused: a stream of one error
+        [err], _ = parse_sse(await resp.text())
+    assert err.data["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize(("params", "field"), [
+    ({"message": {**message(), "role": "ROBOT"}}, "message.role"),
+    ({"message": {**message(), "parts": [{"kind": "video"}]}}, "message.parts[0].kind"),
+    ({"message": {**message(), "parts": [{"kind": "file", "file": {}}]}},
+     "message.parts[0].file"),
+    ({"message": "not an object"}, "message"),
+    ({}, "message"),
+])
+async def test_bad_03_params_name_the_field(stack: StackFactory, params: dict[str, Any],
+                                            field: str) -> None:
+    s = await stack()
+    err = (await rpc(s, "message/send", params))["error"]
+    assert err["code"] == -32602 and field in err["message"]
+
+
+async def test_version_dispatch(stack: StackFactory) -> None:
+    s = await stack()
+    ok = await rpc(s, "message/send", {"message": message()}, **{"A2A-Version": "0.3"})
+    assert ok["result"]["kind"] == "task"
+    mixed = await rpc(s, "tasks/get", {"id": "x"}, **{"A2A-Version": "1.0"})
+    assert mixed["error"]["code"] == -32009  # a 0.3 method said to be 1.0
+    other = await rpc(s, "GetTask", {"id": "x"}, **{"A2A-Version": "0.3"})
+    assert other["error"]["code"] == -32009  # a 1.0 method said to be 0.3
+    bare = await rpc(s, "GetTask", {"id": "x"})
+    assert bare["error"]["code"] == -32001  # version-less 1.0 names: served as 1.0
+
+
+async def test_push_configs_in_03_shape(stack: StackFactory) -> None:
+    s = await stack()
+    task = (await rpc(s, "message/send", {"message": message()}))["result"]
+    made = (await rpc(s, "tasks/pushNotificationConfig/set", {
+        "taskId": task["id"], "pushNotificationConfig": {
+            "url": "https://hooks.example.com/a", "token": "t",
+            "authentication": {"schemes": ["Bearer"], "credentials": "c"}}}))["result"]
+    assert made == {"taskId": task["id"], "pushNotificationConfig": {
+        "id": task["id"], "url": "https://hooks.example.com/a", "token": "t",
+        "authentication": {"schemes": ["Bearer"], "credentials": "c"}}}
+    got = (await rpc(s, "tasks/pushNotificationConfig/get", {"id": task["id"]}))["result"]
+    assert got == made
+    listed = (await rpc(s, "tasks/pushNotificationConfig/list", {"id": task["id"]}))["result"]
+    assert listed == [made]
+    gone = await rpc(s, "tasks/pushNotificationConfig/delete", {
+        "id": task["id"], "pushNotificationConfigId": task["id"]})
+    assert gone["result"] is None
+    missing = await rpc(s, "tasks/pushNotificationConfig/get", {"id": task["id"]})
+    assert missing["error"]["code"] == -32001
+
+
+async def test_one_task_both_generations(stack: StackFactory) -> None:
+    s = await stack()
+    old = (await rpc(s, "message/send", {"message": message("from 0.3")}))["result"]
+    new = await s.binding("grpc").call("GetTask", pb.GetTaskRequest(id=old["id"]))
+    assert new.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
+    made = await s.binding("jsonrpc").call("SendMessage", pb.SendMessageRequest(
+        message=pb.Message(message_id="m10", role=pb.ROLE_USER, parts=[pb.Part(text="1.0")])))
+    seen = (await rpc(s, "tasks/get", {"id": made.task.id}))["result"]  # type: ignore[attr-defined]
+    assert seen["artifacts"][0]["parts"][0]["text"] == "echo: 1.0"
+    assert seen["history"][0]["parts"] == [{"kind": "text", "text": "1.0"}]
+
+
+async def test_one_card_for_both_generations(stack: StackFactory) -> None:
+    s = await stack()
+    s.http.app[CARD].update(public_card(s.handler.card, [
+        Interface("GRPC", f"127.0.0.1:{s.grpc_server.port}"),
+        Interface("JSONRPC", s.base_url + "/"), Interface("HTTP+JSON", s.base_url)]))
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json") as resp:
+        card = await resp.json()
+    async with s.session.get(s.base_url + "/.well-known/agent.json") as resp:
+        assert await resp.json() == card
+    assert card["supportedInterfaces"]  # 1.0, untouched
+    jsonrpc = next(i["url"] for i in card["supportedInterfaces"]
+                   if i["protocolBinding"] == "JSONRPC")
+    assert (card["url"], card["preferredTransport"], card["protocolVersion"]) == (
+        jsonrpc, "JSONRPC", "0.3.0")
+    assert card["additionalInterfaces"] == [{"url": jsonrpc, "transport": "JSONRPC"}]
+
+
+# -- the seed documents' JSON-RPC examples, as written --
+
+FIRST_DRAFT = {"tasks/send", "tasks/get", "tasks/cancel", "tasks/sendSubscribe",
+               "tasks/resubscribe", "tasks/pushNotification/set", "tasks/pushNotification/get"}
+# 001's first request lacks a comma after "parts": [...] (JSON that no server can
+# read as written); sent with the comma put back. Said here, as the issue asks.
+FIXES = {("001", 0): ('"parts": [', '"messageId"', ',\n          "messageId"')}
+
+
+def seed_requests() -> list[Any]:
+    if not SEEDS.is_dir():
+        return [pytest.param(None, id="no-seeds", marks=pytest.mark.skipif(
+            os.environ.get("CI") != "true", reason=f"no seed documents at {SEEDS}"))]
+    found = []
+    for path in sorted(SEEDS.glob("*.txt")):
+        blocks = re.findall(r"```json\s*\n(.*?)```", path.read_text(), re.S)
+        for i, block in enumerate(b for b in blocks if '"method"' in b):
+            text = block[block.index("{"):]
+            fix = FIXES.get((path.name[:3], i))
+            if fix is not None:
+                head, tail = text.split(fix[1], 1)
+                text = head.rstrip() + fix[2] + tail
+            request, _ = json.JSONDecoder().raw_decode(text)
+            marks = [pytest.mark.xfail(strict=True, reason="the first draft's tasks/* methods "
+                                       "are not served yet (issue 15 is open)")
+                     ] if request["method"] in FIRST_DRAFT else []
+            found.append(pytest.param(request, id=f"{path.name[:3]}-{i}-{request['method']}",
+                                      marks=marks))
+    return found
+
+
+@pytest.mark.parametrize("request_", seed_requests())
+async def test_seed_example(stack: StackFactory, request_: dict[str, Any] | None) -> None:
+    assert request_ is not None, f"the seed documents are missing: {SEEDS}"
+    s = await stack()
+    async with s.session.post(s.base_url + "/", json=request_) as resp:
+        body = await resp.json()
+    assert body["id"] == request_["id"] and "error" not in body, body
+    task = body["result"]
+    assert_task_03(task)
+    assert task["status"]["state"] == "completed"
+    context = request_["params"]["message"].get("contextId")
+    if context:  # a client-supplied context is kept
+        assert task["contextId"] == context
