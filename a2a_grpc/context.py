@@ -16,6 +16,9 @@ class CallContext:
     it. `version` is the `A2A-Version` the client sent, None when it sent none.
     `extensions` are the URIs from `A2A-Extensions`. `metadata` holds the
     transport's headers or gRPC metadata, keys lower-cased.
+    `client_task_ids`: a message naming a task that does not exist creates it
+    under that id, as the first draft of A2A did (`tasks/send`); 1.0 calls
+    never set it.
     """
 
     user: str = ""
@@ -23,6 +26,7 @@ class CallContext:
     version: str | None = None
     extensions: frozenset[str] = frozenset()
     metadata: Mapping[str, str] = field(default_factory=dict)
+    client_task_ids: bool = False
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",

@@ -11,6 +11,7 @@ from generated.a2a_pb2 import Message, SendMessageRequest, Task
 from .agent import AgentExecutor, RequestContext
 from .context import CallContext
 from .core import lifecycle
+from .core.errors import FieldViolation, InvalidParamsError
 from .core.ids import new_id
 from .core.validate import require, validate
 from .idempotency import Duplicate, SentMessages
@@ -35,6 +36,13 @@ class Intake:
         # message only when it asks for input or auth.
         self.interrupted_only = interrupted_only
         self._sent = SentMessages(store)  # idempotent sends
+
+    async def _unknown(self, scope: Scope, msg: Message) -> bool:
+        """Does the client-chosen id in `msg` name no task yet (first draft)?"""
+        if self._actors.live(msg.task_id) or await self.store.get(scope, msg.task_id):
+            return False
+        await _first_draft_id_check(self.store, scope, msg.task_id)
+        return True
 
     async def start(
         self, req: SendMessageRequest, ctx: CallContext, scope: Scope,
@@ -72,20 +80,22 @@ class Intake:
             async def on_create(task: Task) -> None:
                 await self._configs.save(scope, task.id, push)
 
-        if not msg.task_id:
-            task_id, context_id = new_id(), msg.context_id or new_id()
-            msg.task_id, msg.context_id = task_id, context_id
+        chosen = msg.task_id if ctx.client_task_ids and await self._unknown(scope, msg) else ""
+        if not msg.task_id or chosen:
+            task_id, context_id = chosen or new_id(), msg.context_id or new_id()
             if before is not None:
                 await before(task_id)
-            context = _request_context(req, msg, None, referenced, ctx)
             racing = self._sent.racing(scope, msg.message_id, None)
             if racing is not None:
                 return racing
-            run = self._actors.start(self._actors.new(scope, task_id, context_id),
-                                     self.executor, context, on_create)
-            self._sent.track(scope, msg.message_id, run)
-            return run
-        if before is not None:
+            if not self._actors.live(task_id):  # else: created meanwhile, a follow-up
+                msg.task_id, msg.context_id = task_id, context_id
+                context = _request_context(req, msg, None, referenced, ctx)
+                run = self._actors.start(self._actors.new(scope, task_id, context_id),
+                                         self.executor, context, on_create)
+                self._sent.track(scope, msg.message_id, run)
+                return run
+        if before is not None and not chosen:
             await before(msg.task_id)
         async with self._actors.loaded(scope, msg.task_id) as actor:
             snap = actor.snapshot()
@@ -103,6 +113,13 @@ class Intake:
                 run = self._actors.start(actor, self.executor, context, on_create)
             self._sent.track(scope, msg.message_id, run)
             return run
+
+
+async def _first_draft_id_check(store: TaskStore, scope: Scope, task_id: str) -> None:
+    if await store.task_id_taken(scope.tenant, task_id):  # by another caller
+        raise InvalidParamsError(
+            f"task id {task_id!r} is taken; choose another id for a new task",
+            violations=[FieldViolation("id", "already names a task")])
 
 
 def _request_context(

@@ -32,6 +32,10 @@ class ActorRegistry:
         self._actors: dict[str, TaskActor] = {}
         self._closing = False  # shutting down: queued follow-ups start no run
 
+    def live(self, task_id: str) -> bool:
+        """Is there an actor for this task in this process right now?"""
+        return task_id in self._actors
+
     def new(self, scope: Scope, task_id: str, context_id: str) -> TaskActor:
         actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus,
                           self._after_commit)

@@ -32,8 +32,10 @@ from a2a_grpc.core.errors import (
 from a2a_grpc.methods import METHODS
 from a2a_grpc.service import A2AService
 
-from . import codec, sse, v03_methods
+from . import codec, sse
 from .edge import call_context, note
+from .legacy import context_for, resolve
+from .v03_methods import LegacyMethod
 
 JSON_TYPE = "application/json"
 _NO_ID = object()
@@ -102,7 +104,7 @@ class JsonRpcEndpoint:
         if not (id_ is _NO_ID or id_ is None or isinstance(id_, str | int)) or isinstance(
                 id_, bool):
             return reply(None, error=InvalidRequestError("id must be a string, number or null"))
-        legacy = v03_methods.METHODS.get(method_name)
+        legacy = resolve(method_name, lambda: call_context(request).version)
         if legacy is not None:
             return await self._legacy(legacy, id_, params, request, in_batch, method_name)
         try:
@@ -134,10 +136,10 @@ class JsonRpcEndpoint:
         return None if id_ is _NO_ID else reply(id_, result=codec.to_dict(result))
 
 
-    async def _legacy(self, legacy: v03_methods.LegacyMethod, id_: Any, params: Any,
+    async def _legacy(self, legacy: LegacyMethod, id_: Any, params: Any,
                       request: web.Request, in_batch: bool, name: str,
                       ) -> dict[str, Any] | web.StreamResponse | None:
-        """An A2A 0.3 method: params translated in, the 1.0 RPC, the result out."""
+        """A 0.3 or first-draft method: params translated in, the 1.0 RPC, the result out."""
         method = METHODS[legacy.rpc]
         try:
             if method.streaming and in_batch:
@@ -145,7 +147,7 @@ class JsonRpcEndpoint:
                     f"{name} streams its answer: send it on its own, not in a batch")
             if method.streaming and id_ is _NO_ID:
                 return None  # a notification can't receive a stream
-            ctx = v03_methods.context_for(call_context(request))
+            ctx = context_for(call_context(request), legacy)
             req = codec.parse(legacy.params(_params_object(params)), method.request)
             answer = await getattr(self.service, method.attr)(req, ctx)
         except Exception as exc:
@@ -154,9 +156,10 @@ class JsonRpcEndpoint:
                 return await sse.one_error(request, reply(id_, error=exc))
             return None if id_ is _NO_ID else reply(id_, error=exc)
         if method.streaming:
+            render = legacy.renderer()
             return await sse.stream(
                 request, answer,
-                render=lambda ev: reply(id_, result=legacy.result(codec.to_dict(ev))),
+                render=lambda ev: reply(id_, result=render(codec.to_dict(ev))),
                 render_error=lambda exc: (reply(id_, error=_noted(exc, name)), None),
                 keepalive=self.keepalive)
         return None if id_ is _NO_ID else reply(

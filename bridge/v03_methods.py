@@ -1,21 +1,12 @@
-"""A2A 0.3 JSON-RPC methods, each a 1.0 RPC with its params and result translated.
-
-Version dispatch by what arrives: 0.3 and 1.0 method names do not overlap, so a
-call is served in the generation its method is written in. A version-less call
-is read as its method's generation (`message/send` as 0.3, `SendMessage` as
-1.0); an `A2A-Version` that contradicts the method is VersionNotSupported.
-`message.send` is the spelling of the lifecycle pages in the seed documents.
-"""
+"""A2A 0.3 JSON-RPC methods, each a 1.0 RPC with its params and result translated
+(which generation serves a call: bridge/legacy.py). `message.send` is the
+spelling of the lifecycle pages in the seed documents."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from a2a_grpc.context import CallContext
-from a2a_grpc.core.errors import VersionNotSupportedError
 
 from . import v03_shapes as v03
 from .v03_shapes import Json, as_object, invalid
@@ -26,8 +17,15 @@ VERSION = "0.3"
 @dataclass(frozen=True, slots=True)
 class LegacyMethod:
     rpc: str  # the 1.0 RPC that serves it
-    params: Callable[[Json], Json]  # 0.3 params -> the 1.0 request, as ProtoJSON
-    result: Callable[[Json], Any]  # the 1.0 response, as ProtoJSON -> the 0.3 result
+    params: Callable[[Json], Json]  # its params -> the 1.0 request, as ProtoJSON
+    result: Callable[[Json], Any]  # the 1.0 response, as ProtoJSON -> its result
+    version: str = VERSION  # the generation it belongs to
+    client_task_ids: bool = False  # a message may name a task it creates (first draft)
+    # Streams whose events are rendered with state of their own (made per stream).
+    per_stream: Callable[[], Callable[[Json], Any]] | None = None
+
+    def renderer(self) -> Callable[[Json], Any]:
+        return self.per_stream() if self.per_stream is not None else self.result
 
 
 def _send(p: Json) -> Json:
@@ -95,14 +93,3 @@ METHODS: dict[str, LegacyMethod] = {
     "agent/getAuthenticatedExtendedCard": LegacyMethod(
         "GetExtendedAgentCard", lambda p: {}, _card),
 }
-
-
-def context_for(ctx: CallContext) -> CallContext:
-    """The call as the 1.0 handler serves it, once its 0.3 version is checked."""
-    version = ctx.version or ""
-    if version and ".".join(version.split(".")[:2]) != VERSION:
-        raise VersionNotSupportedError(
-            f"an A2A {VERSION} method was called with A2A-Version {version!r}; call it "
-            f"without the header or with {VERSION}, or use the 1.0 method names",
-            metadata={"supportedVersions": f"{VERSION},1.0"})
-    return dataclasses.replace(ctx, version="1.0")

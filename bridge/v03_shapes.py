@@ -81,7 +81,8 @@ def part_in(raw: Any, where: str) -> Json:
         out["text"] = p["text"]
     elif kind == "file":
         f = as_object(p.get("file"), f"{where}.file")
-        content = f.get("bytes", f.get("fileWithBytes"))
+        # `fileWithBytes`: the lifecycle pages' spelling; `data`: the protocol README's.
+        content = f.get("bytes", f.get("fileWithBytes", f.get("data")))
         uri = f.get("uri", f.get("fileWithUri"))
         if content is not None:
             out["raw"] = content

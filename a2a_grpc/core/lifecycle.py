@@ -211,8 +211,9 @@ def check_follow_up(task: Task, message: Message) -> None:
         )
     if task.status.state in states.TERMINAL:
         raise UnsupportedOperationError(
-            f"task {task.id} is {states.name(task.status.state)}: a final task "
-            "accepts no more messages; send without taskId to start a new task"
+            f"task {task.id} is {states.name(task.status.state)}: a final task accepts no "
+            "more messages (A2A 1.0 reopens no task, though the first draft's tasks/send "
+            "did); start a new task: no taskId, or with tasks/send a new id"
         )
 
 

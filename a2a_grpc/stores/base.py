@@ -80,6 +80,10 @@ class TaskStore(Protocol):
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         """One page of matching tasks, newest status first, and the total count."""
 
+    async def task_id_taken(self, tenant: str, task_id: str) -> bool:
+        """Does any owner in `tenant` have a task with this id? (A client-chosen
+        id, as the first draft allowed, must not collide with another's.)"""
+
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         """The task that recorded this user messageId, if any (idempotent sends)."""
 

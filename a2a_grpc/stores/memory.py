@@ -256,6 +256,10 @@ class MemoryTaskStore:
         page = [(key, view) for key, view in hits if listing.after_cursor(query, key)]
         return [view.task(key[1]) for key, view in page[: query.page_size]], len(hits)
 
+    async def task_id_taken(self, tenant: str, task_id: str) -> bool:
+        return any(task_id in rows for scope, rows in self._tasks.items()
+                   if scope.tenant == tenant)
+
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         return self._messages.get(scope, {}).get(message_id)
 

@@ -221,6 +221,12 @@ class SqlTaskStore:
                                      *args)
         return int(rows[0][0] or 0) if rows else 0
 
+    async def task_id_taken(self, tenant: str, task_id: str) -> bool:
+        rows = await self._query(f"looking up task {task_id}",
+                                 "SELECT 1 FROM a2a_tasks WHERE tenant = ? AND id = ?",
+                                 tenant, task_id)
+        return bool(rows)
+
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         rows = await self._query("reading message ids",
                                  "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? "

@@ -46,7 +46,8 @@ async def s(stack: StackFactory) -> Stack:
     (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', -32600),
     (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "GetTask"}', -32600),
     (b'{"jsonrpc": "2.0", "id": true, "method": "GetTask"}', -32600),
-    (b'{"jsonrpc": "2.0", "id": 1, "method": "message/send"}', -32601),  # 0.3 name
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "message/sendx"}', -32601),  # no such method
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "message/send"}', -32602),  # 0.3: no message
     (b'{"jsonrpc": "2.0", "id": 1, "method": "NoSuchMethod"}', -32601),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": ["x"]}', -32602),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": "x"}', -32602),

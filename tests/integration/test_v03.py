@@ -1,13 +1,8 @@
 """A2A 0.3 over JSON-RPC, byte by byte: plain aiohttp on the wire, so a lenient
-client cannot hide a wrong `kind` or enum spelling. And every JSON-RPC request
-example of the seed documents, sent as written."""
+client cannot hide a wrong `kind` or enum spelling."""
 
 from __future__ import annotations
 
-import json
-import os
-import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,36 +12,9 @@ from a2a_grpc.cards import Interface, public_card
 from bridge import CARD
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
-from tests.conftest import Stack, StackFactory
+from tests.conftest import StackFactory
 from tests.fakes import ScriptedAgent
-
-SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
-STATES_03 = {"submitted", "working", "input-required", "completed", "canceled", "failed",
-             "rejected", "auth-required", "unknown"}
-
-
-async def rpc(s: Stack, method: str, params: Any, **headers: str) -> dict[str, Any]:
-    async with s.session.post(s.base_url + "/", headers=headers, json={
-            "jsonrpc": "2.0", "id": "r", "method": method, "params": params}) as resp:
-        assert resp.status == 200 and resp.content_type == "application/json"
-        body: dict[str, Any] = await resp.json()
-    assert body["jsonrpc"] == "2.0" and body["id"] == "r"
-    return body
-
-
-def message(text: str = "hello", **extra: Any) -> dict[str, Any]:
-    return {"kind": "message", "role": "user", "messageId": f"m-{text}-{len(extra)}",
-            "parts": [{"kind": "text", "text": text}], **extra}
-
-
-def assert_task_03(task: dict[str, Any]) -> None:
-    assert task["kind"] == "task" and task["status"]["state"] in STATES_03
-    for m in task.get("history", []):
-        assert m["kind"] == "message" and m["role"] in ("user", "agent")
-        assert all(p["kind"] in ("text", "file", "data") for p in m["parts"])
-    for a in task.get("artifacts", []):
-        assert all(p["kind"] in ("text", "file", "data") for p in a["parts"])
-    assert "TASK_STATE" not in json.dumps(task) and "ROLE_" not in json.dumps(task)
+from tests.legacy_wire import assert_task_03, message, rpc
 
 
 async def reflect(ctx: RequestContext, ev: TaskEvents) -> None:
@@ -179,9 +147,27 @@ async def test_one_task_both_generations(stack: StackFactory) -> None:
     assert new.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
     made = await s.binding("jsonrpc").call("SendMessage", pb.SendMessageRequest(
         message=pb.Message(message_id="m10", role=pb.ROLE_USER, parts=[pb.Part(text="1.0")])))
-    seen = (await rpc(s, "tasks/get", {"id": made.task.id}))["result"]  # type: ignore[attr-defined]
+    seen = (await rpc(s, "tasks/get", {"id": made.task.id},  # type: ignore[attr-defined]
+                      **{"A2A-Version": "0.3"}))["result"]
     assert seen["artifacts"][0]["parts"][0]["text"] == "echo: 1.0"
     assert seen["history"][0]["parts"] == [{"kind": "text", "text": "1.0"}]
+
+
+async def test_names_both_generations_share(stack: StackFactory) -> None:
+    """tasks/get|cancel|resubscribe are 0.3 and first-draft names: the version
+    decides; without one the answer carries what either reader looks for."""
+    s = await stack()
+    task = (await rpc(s, "message/send", {"message": message("shared")}))["result"]
+    new = (await rpc(s, "tasks/get", {"id": task["id"]}, **{"A2A-Version": "0.3"}))["result"]
+    old = (await rpc(s, "tasks/get", {"id": task["id"]}, **{"A2A-Version": "0.1"}))["result"]
+    both = (await rpc(s, "tasks/get", {"id": task["id"]}))["result"]
+    assert "sessionId" not in new and new["artifacts"][0]["parts"][0]["kind"] == "text"
+    assert "kind" not in old and old["sessionId"] == task["contextId"]
+    assert old["artifacts"][0]["parts"][0]["type"] == "text" and "history" not in old
+    assert both["kind"] == "task" and both["sessionId"] == task["contextId"]
+    assert both["artifacts"][0]["parts"][0] == {"kind": "text", "type": "text",
+                                                "text": "echo: shared"}
+    assert both["artifacts"][0]["index"] == 0 and both["history"]  # 0.3: history by default
 
 
 async def test_one_card_for_both_generations(stack: StackFactory) -> None:
@@ -199,49 +185,3 @@ async def test_one_card_for_both_generations(stack: StackFactory) -> None:
     assert (card["url"], card["preferredTransport"], card["protocolVersion"]) == (
         jsonrpc, "JSONRPC", "0.3.0")
     assert card["additionalInterfaces"] == [{"url": jsonrpc, "transport": "JSONRPC"}]
-
-
-# -- the seed documents' JSON-RPC examples, as written --
-
-FIRST_DRAFT = {"tasks/send", "tasks/get", "tasks/cancel", "tasks/sendSubscribe",
-               "tasks/resubscribe", "tasks/pushNotification/set", "tasks/pushNotification/get"}
-# 001's first request lacks a comma after "parts": [...] (JSON that no server can
-# read as written); sent with the comma put back. Said here, as the issue asks.
-FIXES = {("001", 0): ('"parts": [', '"messageId"', ',\n          "messageId"')}
-
-
-def seed_requests() -> list[Any]:
-    if not SEEDS.is_dir():
-        return [pytest.param(None, id="no-seeds", marks=pytest.mark.skipif(
-            os.environ.get("CI") != "true", reason=f"no seed documents at {SEEDS}"))]
-    found = []
-    for path in sorted(SEEDS.glob("*.txt")):
-        blocks = re.findall(r"```json\s*\n(.*?)```", path.read_text(), re.S)
-        for i, block in enumerate(b for b in blocks if '"method"' in b):
-            text = block[block.index("{"):]
-            fix = FIXES.get((path.name[:3], i))
-            if fix is not None:
-                head, tail = text.split(fix[1], 1)
-                text = head.rstrip() + fix[2] + tail
-            request, _ = json.JSONDecoder().raw_decode(text)
-            marks = [pytest.mark.xfail(strict=True, reason="the first draft's tasks/* methods "
-                                       "are not served yet (issue 15 is open)")
-                     ] if request["method"] in FIRST_DRAFT else []
-            found.append(pytest.param(request, id=f"{path.name[:3]}-{i}-{request['method']}",
-                                      marks=marks))
-    return found
-
-
-@pytest.mark.parametrize("request_", seed_requests())
-async def test_seed_example(stack: StackFactory, request_: dict[str, Any] | None) -> None:
-    assert request_ is not None, f"the seed documents are missing: {SEEDS}"
-    s = await stack()
-    async with s.session.post(s.base_url + "/", json=request_) as resp:
-        body = await resp.json()
-    assert body["id"] == request_["id"] and "error" not in body, body
-    task = body["result"]
-    assert_task_03(task)
-    assert task["status"]["state"] == "completed"
-    context = request_["params"]["message"].get("contextId")
-    if context:  # a client-supplied context is kept
-        assert task["contextId"] == context
