@@ -14,6 +14,7 @@ import subprocess
 import sys
 import venv
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / ".interop"
@@ -77,3 +78,18 @@ def node_modules() -> Path:
         raise Unavailable(f"grpc-js from npm is unavailable: {done.stderr[-2000:]}")
     stamp.write_text(wanted)
     return home / "node_modules"
+
+
+async def run_peer(*cmd: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a peer (a client we did not write, driven by a script of ours) to its
+    end; what it printed, as the JSON object it prints. A failing peer fails
+    the test with the end of its stderr."""
+    import asyncio
+    import json
+
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen: dict[str, Any] = json.loads(out)
+    return seen

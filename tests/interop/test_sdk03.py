@@ -4,13 +4,13 @@ for both generations and speak A2A 0.3 JSON-RPC to the same endpoint."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.interop.envs import run_peer
 from tests.processes import reap, start_server
 
 PEERS = Path(__file__).parent / "peers"
@@ -20,14 +20,9 @@ pytestmark = pytest.mark.interop
 async def test_the_official_03_client_over_jsonrpc(sdk03_python: Path) -> None:
     server = await start_server("serve", "--allow-push-to", ".example.com")
     try:
-        proc = await asyncio.create_subprocess_exec(
-            str(sdk03_python), str(PEERS / "sdk03_client.py"), server.url,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        seen = await run_peer(str(sdk03_python), str(PEERS / "sdk03_client.py"), server.url)
     finally:
         reap(server.proc)
-    assert proc.returncode == 0, err.decode()[-3000:]
-    seen = json.loads(out)
     print(json.dumps(seen, indent=1), file=sys.stderr)
     assert seen["card"] == {"url": server.url + "/", "preferred": "JSONRPC", "version": "0.3.0"}
     assert seen["send"] == {"state": "completed", "kind": "task", "artifact": "echo: hello 0.3"}
