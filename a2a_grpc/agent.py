@@ -57,6 +57,9 @@ class FollowUps(AsyncIterator[Message]):
         raise StopAsyncIteration
 
 
+NO_FOLLOW_UPS = FollowUps()  # stateless: one for every context made outside a run
+
+
 @dataclass(slots=True)
 class RequestContext:
     """Everything the agent is told about one incoming message."""
@@ -72,7 +75,7 @@ class RequestContext:
     configuration: SendMessageConfiguration = field(default_factory=SendMessageConfiguration)
     metadata: Struct = field(default_factory=Struct)
     # Follow-up messages on this task while the run is active (see FollowUps).
-    follow_ups: FollowUps = field(default_factory=FollowUps)
+    follow_ups: FollowUps = NO_FOLLOW_UPS
 
     @property
     def text(self) -> str:

@@ -63,7 +63,9 @@ class Run:
         self.settled: asyncio.Future[Outcome] = loop.create_future()
         self.aio_task: asyncio.Task[None] | None = None  # None until it runs
         if context is not None:
-            context.follow_ups = _Inbox(actor, self)
+            # The inbox gets the followers list, not the run: a run <-> inbox cycle
+            # would leave every run to the cyclic GC (measured: ~10% of a send).
+            context.follow_ups = _Inbox(actor, self.followers)
 
     def mark_started(self, error: BaseException | None = None) -> None:
         if not self.started.done():
@@ -74,9 +76,11 @@ class Run:
         self.mark_started(outcome if isinstance(outcome, BaseException) else None)
         if not self.settled.done():
             self.settled.set_result(outcome)
-        followers, self.followers = self.followers, []
-        for f in followers:
-            f.settle(self.actor.response())
+        if self.followers:
+            followers = self.followers[:]
+            self.followers.clear()  # the same list: the inbox appends to it
+            for f in followers:
+                f.settle(self.actor.response())
 
     async def hand_off(self) -> None:
         actor = self.actor
@@ -114,7 +118,10 @@ class Run:
                 log.exception("agent failed on task %s", self.actor.task_id)
                 await self._fail(FAILED)
         else:
-            await self._returned()
+            task = self.actor.task
+            if not (self.replied or self.handed_off or (
+                    task is not None and task.status.state in states.SETTLED)):
+                await self._returned()  # the agent returned with the task unsettled
         finally:
             self.actor.runs.discard(self)
             if not self.cancelled:
@@ -122,9 +129,6 @@ class Run:
 
     async def _returned(self) -> None:
         task = self.actor.task
-        if self.replied or self.handed_off or (
-                task is not None and task.status.state in states.SETTLED):
-            return
         if self.executor.hand_off_on_return:
             try:
                 await self.hand_off()
@@ -152,17 +156,17 @@ class Run:
 class _Inbox(FollowUps):
     """The follow-ups of one run: it takes them from the actor's queue."""
 
-    __slots__ = ("_actor", "_run")
+    __slots__ = ("_actor", "_followers")
 
-    def __init__(self, actor: TaskActor, run: Run) -> None:
-        self._actor, self._run = actor, run
+    def __init__(self, actor: TaskActor, followers: list[Run]) -> None:
+        self._actor, self._followers = actor, followers
 
     def take(self) -> Message | None:
         waiting = self._actor.waiting
         if not waiting:
             return None
         handle = waiting.popleft()
-        self._run.followers.append(handle)
+        self._followers.append(handle)  # its caller settles with this run
         assert handle.context is not None
         return handle.context.message
 

@@ -74,7 +74,10 @@ class TaskActor:
 
     async def emit(self, event: StreamResponse, run: Run | None) -> None:
         turn = self._turn
-        await turn.enter()
+        if turn.held:  # Turn.enter(), inlined: a coroutine call less on every event
+            await turn.wait()
+        else:
+            turn.held = True
         try:
             kind = event.WhichOneof("payload")
             if run is not None and run.replied:
@@ -91,12 +94,13 @@ class TaskActor:
                     ids.stamp(event.status_update.status.timestamp)
                 # In place (raises before anything changes); undone if the store
                 # refuses. A copy would cost more than the event on a streamed task.
-                step = lifecycle.apply(self.task, event)
-                assert step.task is not None  # only a Message makes none, handled above
-                if self.task is None:  # created by this event: stored whole
-                    await self._commit(step.task, None)
+                task = self.task
+                if task is None:  # created by this event (a Task): stored whole
+                    created = lifecycle.apply(None, event).task
+                    assert created is not None  # only a Message makes none, handled above
+                    await self._commit(created, None)
                 else:
-                    await self._commit(step.task, event, undo=step.undo)
+                    await self._commit(task, event, undo=lifecycle.update(task, event))
             if run is not None:
                 run.mark_started()
             if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:

@@ -7,8 +7,11 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
   leaves the task exactly as it was. It changes the task in place (a copy of
   a streamed task costs more than the event: the task grows with every
   chunk) and returns the task and an undo, for a change that could not be
-  stored. `apply(None, event)` is a task's first event: a Task creates it
-  (SUBMITTED unless it says otherwise); a direct Message is an answer that
+  stored. `update(task, event)` is the same for a task that exists, without
+  the Step tuple (the runtime's path on every event). `apply(None, event)` is
+  a task's first event: a Task creates it (SUBMITTED unless it says
+  otherwise; the new task is the event's own Task, not a copy: measured, a
+  copy doubled the cost of making a task); a direct Message is an answer that
   creates no task, and it must be the only one (§3.1.1): once a task exists,
   a Message event is refused. Anything else cannot come first.
 - `route_follow_up(task, message, running=...)` is §3.4.3 / §3.3.3 for a
@@ -67,6 +70,12 @@ def apply(task: Task | None, event: StreamResponse) -> Step:
     return Step(task, _update(task, event, kind))
 
 
+def update(task: Task, event: StreamResponse) -> Undo:
+    """`apply` to a task that exists: just the undo (what the runtime calls on
+    every event of a live task; the Step tuple is left out there)."""
+    return _update(task, event, event.WhichOneof("payload"))
+
+
 def _first(event: StreamResponse, kind: str | None) -> Task | None:
     if kind == "message":
         return None  # a direct reply: the whole answer, no task
@@ -74,8 +83,7 @@ def _first(event: StreamResponse, kind: str | None) -> Task | None:
         raise InvalidAgentResponseError(
             f"a {kind or 'empty'} event cannot come first: a task starts with a Task "
             "(or the answer is one direct Message)")
-    new = Task()
-    new.CopyFrom(event.task)
+    new = event.task  # the event's own Task, not a copy: the caller gives the event away
     if not new.id or not new.context_id:
         raise InvalidAgentResponseError("a new task needs its id and contextId")
     if new.status.state == states.UNSPECIFIED:
