@@ -15,6 +15,7 @@ from .core.errors import (
 from .streams import LAST_EVENT_ID, RESUMABLE_STREAMS_URI
 
 SUPPORTED_VERSIONS = ("1.0",)
+MAX_SEQ = 2**63 - 1  # sequence numbers are BIGINT in the SQL stores
 
 
 class ServiceParameters:
@@ -55,7 +56,7 @@ def last_event_id(ctx: CallContext) -> int | None:
         return None
     try:
         value = int(raw.strip())
-        if value < 0:
+        if not 0 <= value <= MAX_SEQ:  # past 2**63-1 a SQL driver overflows (a 500)
             raise ValueError(raw)
     except ValueError:
         raise InvalidParamsError(

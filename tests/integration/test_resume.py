@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grpc
 import pytest
 
+from a2a_grpc.stores.sqlite import SqliteTaskStore
 from a2a_grpc.streams import FIRST_EVENT_ID, RESUMABLE_STREAMS_URI
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
@@ -109,3 +112,24 @@ async def test_grpc_numbers_only_for_callers_that_declare_the_extension(
                                    metadata=(("a2a-extensions", RESUMABLE_STREAMS_URI),))
     assert dict(await watched.initial_metadata())[FIRST_EVENT_ID] == "2"  # the snapshot's
     watched.cancel()
+
+
+@pytest.mark.parametrize("last", ["99999999999999999999", "-1", "1e3", str(2**63)])
+async def test_an_out_of_range_last_event_id_is_invalid_params_on_sqlite(
+        stack: StackFactory, tmp_path: Path, last: str) -> None:
+    store = SqliteTaskStore(tmp_path / "t.db")
+    await store.open()
+    try:
+        s = await stack(store=store)
+        task = (await s.binding("grpc").call("SendMessage", send_request("stream 2"))).task  # type: ignore[attr-defined]
+        async with s.session.get(f"{s.base_url}/tasks/{task.id}:subscribe",
+                                 headers={"Last-Event-ID": last}) as resp:
+            assert resp.status == 400, await resp.text()  # never a 500 from the driver
+            body = await resp.json()
+        assert body["error"]["details"][0]["reason"] == "INVALID_PARAMS"
+        largest = await read_rest(s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
+            pb.SubscribeToTaskRequest(id=task.id),
+            metadata=(("a2a-last-event-id", str(2**63 - 1)),)))
+        assert [e.WhichOneof("payload") for e in largest] == ["task"]  # nothing after it
+    finally:
+        await store.close()
