@@ -13,6 +13,7 @@ from a2a_grpc.service import A2AService
 from generated.a2a_pb2 import AgentCard
 
 from . import card as card_module
+from .edge import quiet_bad_requests
 from .jsonrpc import JsonRpcEndpoint
 from .rest import RestEndpoints, answer_unmatched
 
@@ -42,6 +43,7 @@ def create_app(
     afterwards works on a path of its own (`/hooks/in`), not as a variable
     path on the root (`/{name}`), which that last route would shadow."""
     config = config or BridgeConfig()
+    quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CARD] = card_module.CardEndpoint(card)
     app.router.add_get(card_module.PATH, app[CARD].get)

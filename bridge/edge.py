@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import A2AError, InternalError
@@ -26,3 +27,29 @@ def note(exc: BaseException, where: str) -> None:
     """Log what a client will only see as an internal error."""
     if not isinstance(exc, A2AError) or isinstance(exc, InternalError):
         log.error("internal error in %s", where, exc_info=exc)
+
+
+class _BadRequestsAtDebug(logging.Filter):
+    """aiohttp logs a request it cannot parse (an over-long line, a bad header) as
+    an ERROR with a traceback, though the client got its 400 and nothing on our
+    side failed: one such line per request lets anyone who reaches the port
+    flood the log. Such records become one DEBUG line without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, HttpProcessingError):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False  # the level was checked for ERROR, before this filter
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        record.msg, record.args = "bad HTTP request refused (%s): %s", (
+            exc.code, (exc.message or "").strip().splitlines()[0][:200] if exc.message else "")
+        record.exc_info, record.exc_text = None, None
+        return True
+
+
+def quiet_bad_requests() -> None:
+    """Install the filter above on aiohttp's server logger (once)."""
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _BadRequestsAtDebug) for f in server.filters):
+        server.addFilter(_BadRequestsAtDebug())
