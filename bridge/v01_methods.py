@@ -34,8 +34,11 @@ def _task_id(p: Json) -> str:
     return str(p["id"])
 
 
-def _history(p: Json) -> int:
-    return int(p.get("historyLength") or 0)
+def _history(p: Json) -> Any:
+    """The draft's default is no history; any value given is checked by the
+    1.0 request's parser (InvalidParams for a wrong type)."""
+    value = p.get("historyLength")
+    return 0 if value is None else value
 
 
 def message_in(raw: Any) -> Json:

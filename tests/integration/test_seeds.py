@@ -174,3 +174,11 @@ async def test_first_draft_push_config_and_version_checks(stack: StackFactory) -
     assert wrong["error"]["code"] == -32009  # a first-draft method said to be 0.3
     bad = await rpc(s, "tasks/send", {"message": {"role": "user", "parts": []}})
     assert bad["error"]["code"] == -32602 and "id" in bad["error"]["message"]
+    for history in ("abc", [1], {"n": 1}, -1):  # a client's mistake: never -32603
+        wrong_type = await rpc(s, "tasks/send", {"id": "t-h", "historyLength": history,
+                                                 "message": {"role": "user", "parts": [
+                                                     {"type": "text", "text": "x"}]}})
+        assert wrong_type["error"]["code"] == -32602, (history, wrong_type)
+        got = await rpc(s, "tasks/get", {"id": "t-push", "historyLength": history},
+                        **{"A2A-Version": "0.1"})
+        assert got["error"]["code"] == -32602, (history, got)
