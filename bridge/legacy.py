@@ -19,10 +19,10 @@ from typing import Any
 
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import VersionNotSupportedError
+from a2a_grpc.legacy.json03 import Json
 
 from . import v01_methods, v03_methods
 from .v03_methods import LegacyMethod
-from .v03_shapes import Json
 
 ACCEPTS = {"0.3": ("0.3",), "0.1": ("0.1", "0.2")}  # A2A-Version values per generation
 

@@ -19,13 +19,11 @@ from collections.abc import Callable
 from typing import Any
 
 from a2a_grpc.core.ids import new_id
+from a2a_grpc.legacy import json03 as v03
+from a2a_grpc.legacy.json01 import artifact_out, message_out, status_out, task_out
+from a2a_grpc.legacy.json03 import Json, as_object, invalid
 
-from . import v03_shapes as v03
 from .v03_methods import LegacyMethod
-from .v03_shapes import Json, as_object, invalid
-
-STATE_01 = {**v03.STATE_NAMES, "TASK_STATE_REJECTED": "failed",
-            "TASK_STATE_AUTH_REQUIRED": "input-required"}
 
 
 def _task_id(p: Json) -> str:
@@ -59,50 +57,6 @@ def _send(p: Json) -> Json:
     out: Json = {"message": message, "configuration": config}
     if p.get("metadata"):
         out["metadata"] = p["metadata"]
-    return out
-
-
-def part_out(p: Json) -> Json:
-    part = v03.part_out(p)
-    part["type"] = part.pop("kind")
-    return part
-
-
-def message_out(m: Json) -> Json:
-    out: Json = {"role": v03.ROLE_NAMES.get(m.get("role", ""), "agent"),
-                 "parts": [part_out(p) for p in m.get("parts", [])]}
-    if "metadata" in m:
-        out["metadata"] = m["metadata"]
-    return out
-
-
-def status_out(s: Json) -> Json:
-    out: Json = {"state": STATE_01.get(s.get("state", ""), "unknown")}
-    if "message" in s:
-        out["message"] = message_out(s["message"])
-    if "timestamp" in s:
-        out["timestamp"] = s["timestamp"]
-    return out
-
-
-def artifact_out(a: Json, index: int, append: bool = False, last: bool = False) -> Json:
-    out: Json = {"parts": [part_out(p) for p in a.get("parts", [])], "index": index,
-                 "append": append, "lastChunk": last}
-    for key in ("name", "description", "metadata"):
-        if key in a:
-            out[key] = a[key]
-    return out
-
-
-def task_out(t: Json) -> Json:
-    out: Json = {"id": t.get("id", ""), "sessionId": t.get("contextId", ""),
-                 "status": status_out(t.get("status", {}))}
-    if t.get("artifacts"):
-        out["artifacts"] = [artifact_out(a, i) for i, a in enumerate(t["artifacts"])]
-    if t.get("history"):
-        out["history"] = [message_out(m) for m in t["history"]]
-    if "metadata" in t:
-        out["metadata"] = t["metadata"]
     return out
 
 
