@@ -19,6 +19,9 @@ class CallContext:
     `client_task_ids`: a message naming a task that does not exist creates it
     under that id, as the first draft of A2A did (`tasks/send`); 1.0 calls
     never set it.
+    `generation`: the A2A generation the call was written in when the edge
+    translated it from an earlier one ("0.3", "0.1"); "" for 1.0. Push
+    configs it sets are delivered in that generation's shape.
     """
 
     user: str = ""
@@ -27,6 +30,7 @@ class CallContext:
     extensions: frozenset[str] = frozenset()
     metadata: Mapping[str, str] = field(default_factory=dict)
     client_task_ids: bool = False
+    generation: str = ""
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",

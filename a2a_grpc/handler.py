@@ -346,7 +346,7 @@ class RequestHandler:
     ) -> TaskPushNotificationConfig:
         scope = await self._push_task(req, req.task_id, ctx)
         self.push_policy.check_at_creation(req.url)
-        return await self._configs.save(scope, req.task_id, req)
+        return await self._configs.save(scope, req.task_id, req, ctx.generation)
 
     async def get_task_push_notification_config(
         self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext

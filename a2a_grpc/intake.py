@@ -78,7 +78,7 @@ class Intake:
         on_create: OnCreate | None = None
         if req.configuration.HasField("task_push_notification_config"):
             async def on_create(task: Task) -> None:
-                await self._configs.save(scope, task.id, push)
+                await self._configs.save(scope, task.id, push, ctx.generation)
 
         chosen = msg.task_id if ctx.client_task_ids and await self._unknown(scope, msg) else ""
         if not msg.task_id or chosen:

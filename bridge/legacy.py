@@ -51,7 +51,8 @@ def context_for(ctx: CallContext, method: LegacyMethod) -> CallContext:
             f"an A2A {accepted[-1]} method was called with A2A-Version {ctx.version!r}; "
             f"call it without the header or with {accepted[-1]}, or use the 1.0 method "
             "names", metadata={"supportedVersions": ",".join((*accepted, "1.0"))})
-    return dataclasses.replace(ctx, version="1.0", client_task_ids=method.client_task_ids)
+    return dataclasses.replace(ctx, version="1.0", client_task_ids=method.client_task_ids,
+                               generation=method.version)
 
 
 def _major_minor(version: str | None) -> str:

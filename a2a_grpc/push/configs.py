@@ -20,14 +20,16 @@ class PushConfigs:
     def __init__(self, store: TaskStore) -> None:
         self._store = store
 
-    async def save(self, scope: Scope, task_id: str,
-                   config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+    async def save(self, scope: Scope, task_id: str, config: TaskPushNotificationConfig,
+                   generation: str = "") -> TaskPushNotificationConfig:
+        """`generation`: the A2A generation the config was set in; its
+        notifications are sent in that generation's shape (sender.py)."""
         saved = TaskPushNotificationConfig()
         saved.CopyFrom(config)
         saved.task_id = task_id
         saved.tenant = scope.tenant
         saved.id = saved.id or new_id()  # the official server assigns one too
-        await self._store.save_push_config(scope, saved)
+        await self._store.save_push_config(scope, saved, generation)
         return saved
 
     async def get(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig:

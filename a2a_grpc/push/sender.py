@@ -9,6 +9,11 @@ dead-letters it (other statuses, a refused address, or too many attempts).
 A restart picks up whatever is still pending. A config's next notification
 waits until the one before it is delivered or dead.
 
+A config set by an A2A 0.3 or first-draft client gets what that generation's
+servers send: the task, in its JSON shape (`kind`, lower-case states), as it
+stands when the notification goes out (its state then, not at the event),
+with `Content-Type: application/json`.
+
 Headers: `Content-Type: application/a2a+json`; `Authorization: <scheme>
 <credentials>` from the config; `X-A2A-Notification-Token` (the config's
 token); `Idempotency-Key: <taskId>:<seq>` so a receiver can drop duplicates;
@@ -35,12 +40,15 @@ from google.protobuf import json_format
 from generated.a2a_pb2 import TaskPushNotificationConfig
 
 from ..core.errors import A2AError
+from ..legacy import json01, json03
 from ..stores import Delivery, TaskStore
 from .policy import PushPolicy, PushTargetRefused
 from .signing import HEADER as SIGNATURE_HEADER
 from .signing import Signer
 
 log = logging.getLogger("a2a_grpc.push")
+# The task's JSON shape per generation, for configs set by older clients.
+TASK_SHAPES = {"0.3": json03.task_out, "0.1": json01.task_out}
 TOKEN_HEADER = "X-A2A-Notification-Token"
 
 
@@ -118,18 +126,17 @@ class PushSender:
             self._wakeup.clear()
 
     async def _attempt(self, d: Delivery) -> None:
-        config = await self.store.get_push_config(d.scope, d.task_id, d.config_id)
-        events = await self.store.events(d.scope, d.task_id, d.seq - 1, d.seq)
-        if config is None or not events:  # deleted or purged meanwhile: nothing to send
+        target = await self.store.get_push_target(d.scope, d.task_id, d.config_id)
+        body = None if target is None else await self._body(d, target[1])
+        if target is None or body is None:  # deleted or purged meanwhile: nothing to send
             await self.store.delivered(d.id)
             return
-        body = json.dumps(json_format.MessageToDict(events[0][1]),
-                          separators=(",", ":")).encode()
+        config, payload = target
         try:
             refused = self._refusal(config.url)
             if refused:
                 raise PushTargetRefused(refused)
-            status, retry_after = await self._post(config, d, body)
+            status, retry_after = await self._post(config, d, body, legacy=bool(payload))
         except PushTargetRefused as exc:
             await self._dead(d, d.attempts + 1, f"address refused: {exc}")
             return
@@ -145,6 +152,17 @@ class PushSender:
             hint = " (redirects are not followed)" if 300 <= status < 400 else ""
             await self._dead(d, d.attempts + 1, f"HTTP {status}{hint}")
 
+    async def _body(self, d: Delivery, payload: str) -> bytes | None:
+        """What the notification carries (None: its event or task is gone)."""
+        shape = TASK_SHAPES.get(payload)
+        if shape is not None:
+            stored = await self.store.get(d.scope, d.task_id)
+            data = None if stored is None else shape(json_format.MessageToDict(stored.task))
+        else:
+            events = await self.store.events(d.scope, d.task_id, d.seq - 1, d.seq)
+            data = json_format.MessageToDict(events[0][1]) if events else None
+        return None if data is None else json.dumps(data, separators=(",", ":")).encode()
+
     def _refusal(self, url: str) -> str | None:
         """Delivery-time check for what the resolver doesn't see: scheme, IP literals."""
         try:
@@ -158,9 +176,9 @@ class PushSender:
         return self.policy.refusal(host, ip)
 
     async def _post(self, config: TaskPushNotificationConfig, d: Delivery,
-                    body: bytes) -> tuple[int, float | None]:
+                    body: bytes, legacy: bool) -> tuple[int, float | None]:
         assert self._session is not None
-        headers = {"Content-Type": "application/a2a+json",
+        headers = {"Content-Type": "application/json" if legacy else "application/a2a+json",
                    "Idempotency-Key": f"{d.task_id}:{d.seq}"}
         auth = config.authentication
         if config.token:

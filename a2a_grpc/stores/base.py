@@ -98,12 +98,20 @@ class TaskStore(Protocol):
     async def purge(self, before_ns: int) -> int:
         """Delete final tasks whose status is older than `before_ns`; how many."""
 
-    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
-        """Insert or replace a config, keyed by (task_id, id)."""
+    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
+                               payload: str = "") -> None:
+        """Insert or replace a config, keyed by (task_id, id). `payload` is what
+        its notifications carry: "" the event (1.0), or the generation ("0.3",
+        "0.1") whose task shape they are sent in."""
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None: ...
+
+    async def get_push_target(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> tuple[TaskPushNotificationConfig, str] | None:
+        """A config with its `payload`, as saved."""
 
     async def list_push_configs(
         self, scope: Scope, task_id: str

@@ -169,7 +169,8 @@ def _head(row: _Live | bytes) -> tuple[int, int, int]:
 @dataclass(slots=True)
 class MemoryTaskStore:
     _tasks: dict[Scope, dict[str, _Live | bytes]] = field(default_factory=dict)
-    _push: dict[tuple[Scope, str], dict[str, bytes]] = field(default_factory=dict)
+    # per (scope, task): config id -> (the config, its payload)
+    _push: dict[tuple[Scope, str], dict[str, tuple[bytes, str]]] = field(default_factory=dict)
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
@@ -295,20 +296,29 @@ class MemoryTaskStore:
             self._messages[scope] = {m: t for m, t in index.items() if t in rows}
         return gone
 
-    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
-        self._push.setdefault((scope, config.task_id), {})[config.id] = config.SerializeToString()
+    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
+                               payload: str = "") -> None:
+        self._push.setdefault((scope, config.task_id), {})[config.id] = (
+            config.SerializeToString(), payload)
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
-        blob = self._push.get((scope, task_id), {}).get(config_id)
-        return None if blob is None else TaskPushNotificationConfig.FromString(blob)
+        target = await self.get_push_target(scope, task_id, config_id)
+        return None if target is None else target[0]
+
+    async def get_push_target(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> tuple[TaskPushNotificationConfig, str] | None:
+        saved = self._push.get((scope, task_id), {}).get(config_id)
+        return None if saved is None else (TaskPushNotificationConfig.FromString(saved[0]),
+                                           saved[1])
 
     async def list_push_configs(
         self, scope: Scope, task_id: str
     ) -> list[TaskPushNotificationConfig]:
         configs = self._push.get((scope, task_id), {}).values()
-        return [TaskPushNotificationConfig.FromString(b) for b in configs]
+        return [TaskPushNotificationConfig.FromString(blob) for blob, _ in configs]
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         self._push.get((scope, task_id), {}).pop(config_id, None)

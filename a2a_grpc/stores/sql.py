@@ -74,6 +74,9 @@ MIGRATIONS: list[list[str]] = [
     [  # 3: tasks an agent handed off on purpose (crash recovery leaves them be)
         "ALTER TABLE a2a_tasks ADD COLUMN handed_off INTEGER NOT NULL DEFAULT 0",
     ],
+    [  # 4: what a config's notifications carry ("" the 1.0 event; "0.3"/"0.1" a task)
+        "ALTER TABLE a2a_push_configs ADD COLUMN payload TEXT NOT NULL DEFAULT ''",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -272,23 +275,33 @@ class SqlTaskStore:
 
     # -- push notification configs --
 
-    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig) -> None:
+    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
+                               payload: str = "") -> None:
         async def work(tx: Tx) -> None:
             await tx.execute(
-                "INSERT INTO a2a_push_configs (tenant, task_id, id, created, body) "
-                "VALUES (?, ?, ?, (SELECT COALESCE(MAX(created), 0) + 1 FROM a2a_push_configs), ?) "
-                "ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body",
-                scope.tenant, config.task_id, config.id, config.SerializeToString())
+                "INSERT INTO a2a_push_configs (tenant, task_id, id, created, body, payload) "
+                "VALUES (?, ?, ?, (SELECT COALESCE(MAX(created), 0) + 1 FROM a2a_push_configs), "
+                "?, ?) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body, "
+                "payload = excluded.payload",
+                scope.tenant, config.task_id, config.id, config.SerializeToString(), payload)
 
         await self._guarded(work, "saving a push config")
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> TaskPushNotificationConfig | None:
+        target = await self.get_push_target(scope, task_id, config_id)
+        return None if target is None else target[0]
+
+    async def get_push_target(
+        self, scope: Scope, task_id: str, config_id: str
+    ) -> tuple[TaskPushNotificationConfig, str] | None:
         rows = await self._query("reading a push config",
-                                 "SELECT body FROM a2a_push_configs WHERE tenant = ? AND "
-                                 "task_id = ? AND id = ?", scope.tenant, task_id, config_id)
-        return TaskPushNotificationConfig.FromString(bytes(rows[0][0])) if rows else None
+                                 "SELECT body, payload FROM a2a_push_configs WHERE tenant = ? "
+                                 "AND task_id = ? AND id = ?", scope.tenant, task_id, config_id)
+        if not rows:
+            return None
+        return TaskPushNotificationConfig.FromString(bytes(rows[0][0])), str(rows[0][1])
 
     async def list_push_configs(
         self, scope: Scope, task_id: str

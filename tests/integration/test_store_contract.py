@@ -218,6 +218,10 @@ async def test_push_configs(store: TaskStore) -> None:
     assert [c.id for c in await store.list_push_configs(ME, "t")] == ["b", "a", "c"]
     got = await store.get_push_config(ME, "t", "a")
     assert got is not None and got.url == "https://x/a2"
+    assert await store.get_push_target(ME, "t", "a") == (got, "")
+    await store.save_push_config(ME, got, "0.3")  # set again by a 0.3 client
+    assert await store.get_push_target(ME, "t", "a") == (got, "0.3")
+    assert await store.get_push_target(ME, "t", "zz") is None
     await store.delete_push_config(ME, "t", "a")
     await store.delete_push_config(ME, "t", "a")
     assert await store.get_push_config(ME, "t", "a") is None

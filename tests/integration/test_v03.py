@@ -3,6 +3,7 @@ client cannot hide a wrong `kind` or enum spelling."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from tests.bindings import parse_sse
 from tests.conftest import StackFactory
 from tests.fakes import ScriptedAgent
 from tests.legacy_wire import assert_task_03, message, rpc
+from tests.webhook import start_webhook
 
 
 async def reflect(ctx: RequestContext, ev: TaskEvents) -> None:
@@ -185,3 +187,44 @@ async def test_one_card_for_both_generations(stack: StackFactory) -> None:
     assert (card["url"], card["preferredTransport"], card["protocolVersion"]) == (
         jsonrpc, "JSONRPC", "0.3.0")
     assert card["additionalInterfaces"] == [{"url": jsonrpc, "transport": "JSONRPC"}]
+
+
+async def test_push_is_delivered_in_the_shape_of_the_generation_that_set_it(
+        stack: StackFactory) -> None:
+    s = await stack(sender=True)
+    hook = await start_webhook()
+    try:
+        draft = (await rpc(s, "tasks/send", {
+            "id": "push-gens", "message": {"role": "user", "parts": [
+                {"type": "text", "text": "ask"}]},
+            "pushNotification": {"url": hook.url("/v01"), "token": "t01"}}))["result"]
+        assert draft["status"]["state"] == "input-required"
+        await rpc(s, "tasks/pushNotificationConfig/set", {"taskId": "push-gens",
+                  "pushNotificationConfig": {"id": "c03", "url": hook.url("/v03"), "token": "t03"}})
+        async with s.session.post(s.base_url + "/tasks/push-gens/pushNotificationConfigs",
+                                  json={"url": hook.url("/v10")}) as resp:
+            assert resp.status == 200, await resp.text()
+        done = (await rpc(s, "message/send", {"message": message("yes", taskId="push-gens")}))
+        assert done["result"]["status"]["state"] == "completed"
+        # Each config is told of each event after it was set; the 1.0 one sees which.
+        events = await hook.wait_for("/v10", 1)
+        while not events[-1].event.status_update.status.state == pb.TASK_STATE_COMPLETED:
+            events = await hook.wait_for("/v10", len(events) + 1)
+        v03 = await hook.wait_for("/v03", len(events))
+        v01 = await hook.wait_for("/v01", len(events))
+    finally:
+        await hook.server.close()
+    assert events[-1].headers["Content-Type"] == "application/a2a+json"
+    for hit in v03:
+        assert hit.headers["Content-Type"] == "application/json"
+        assert hit.headers["X-A2A-Notification-Token"] == "t03"
+        assert_task_03(json.loads(hit.body))
+    last = json.loads(v03[-1].body)
+    assert last["id"] == "push-gens" and last["status"]["state"] == "completed"
+    assert [m["kind"] for m in last["history"]] == ["message"] * len(last["history"])
+    draft_last = json.loads(v01[-1].body)
+    assert v01[-1].headers["X-A2A-Notification-Token"] == "t01"
+    assert draft_last["status"]["state"] == "completed" and "kind" not in draft_last
+    assert draft_last["sessionId"] == last["contextId"]
+    assert draft_last["artifacts"][0]["index"] == 0
+    assert draft_last["artifacts"][0]["parts"][0]["type"] == "text"
