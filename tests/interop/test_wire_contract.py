@@ -6,6 +6,11 @@ in everything that reaches the wire or the bindings: package, every message,
 field (name, number, type, label, type name, oneof, optional) and REQUIRED
 mark, every enum value, and every RPC with its streaming flag and
 `google.api.http` rule. Only the file name and comments may differ.
+
+The same for proto/a2a_v03.proto against the 0.3 SDK's `a2a.grpc.a2a_pb2`
+(the 0.3.0 release), on what reaches the wire: names, numbers, types, labels,
+oneofs and JSON names (its HTTP rules and REQUIRED marks are not ours to
+keep: bridge/rest_v03.py routes 0.3's HTTP+JSON).
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ import base64
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import descriptor_pb2
 
-from generated import a2a_pb2
+from generated import a2a_pb2, a2a_v03_pb2
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
@@ -34,21 +40,57 @@ def _contract(fd: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDesc
     return out
 
 
-def _fill_json_names(protos: Iterable[descriptor_pb2.DescriptorProto], prefix: str) -> None:
+def _fill_json_names(protos: Iterable[descriptor_pb2.DescriptorProto], prefix: str,
+                     pool: Any = a2a_pb2.DESCRIPTOR.pool) -> None:
     """CopyToProto leaves json_name out; take it from the live descriptors so
     the comparison covers the JSON names too."""
     for proto in protos:
-        live = a2a_pb2.DESCRIPTOR.pool.FindMessageTypeByName(prefix + proto.name)
+        live = pool.FindMessageTypeByName(prefix + proto.name)
         for field in proto.field:
             field.json_name = live.fields_by_name[field.name].json_name
-        _fill_json_names(proto.nested_type, f"{prefix}{proto.name}.")
+        _fill_json_names(proto.nested_type, f"{prefix}{proto.name}.", pool)
+
+
+def _official(python: Path, *module: str) -> descriptor_pb2.FileDescriptorProto:
+    done = subprocess.run([str(python), str(PEERS / "sdk_descriptor.py"), *module],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(done.stdout))
+
+
+def _wire_only(fd: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDescriptorProto:
+    """What reaches the wire: no options, no imports only they needed."""
+    out = _contract(fd)
+    del out.dependency[:]
+    stack: list[Any] = list(out.message_type)
+    while stack:
+        m = stack.pop()
+        m.ClearField("options")
+        for f in m.field:
+            f.ClearField("options")
+        stack.extend(m.nested_type)
+    for method in out.service[0].method:
+        method.ClearField("options")
+    return out
+
+
+def test_our_03_descriptor_equals_the_03_release(sdk03_python: Path) -> None:
+    theirs = _official(sdk03_python, "a2a.grpc.a2a_pb2")
+    ours = descriptor_pb2.FileDescriptorProto()
+    a2a_v03_pb2.DESCRIPTOR.CopyToProto(ours)
+    _fill_json_names(ours.message_type, "a2a.v1.", a2a_v03_pb2.DESCRIPTOR.pool)
+    assert theirs.package == ours.package == "a2a.v1"
+    t, o = _wire_only(theirs), _wire_only(ours)
+    assert [m.name for m in o.message_type] == [m.name for m in t.message_type]
+    for mine, official in zip(o.message_type, t.message_type, strict=True):
+        assert mine == official, f"message {official.name} differs"
+    assert list(o.enum_type) == list(t.enum_type)
+    assert o == t
+    assert len(o.service[0].method) == 10
 
 
 def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
-    done = subprocess.run([str(sdk_python), str(PEERS / "sdk_descriptor.py")],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    theirs = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(done.stdout))
+    theirs = _official(sdk_python)
     ours = descriptor_pb2.FileDescriptorProto()
     a2a_pb2.DESCRIPTOR.CopyToProto(ours)
     _fill_json_names(ours.message_type, "lf.a2a.v1.")
