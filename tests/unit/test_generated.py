@@ -1,7 +1,7 @@
 """generated/ must be what `make proto` makes from proto/ today.
 
-The descriptor embedded in generated/a2a_pb2.py is compared with a fresh
-compile of proto/a2a.proto, so an edit to the proto without `make proto`
+The descriptor embedded in generated/a2a_pb2.py (and a2a_v03_pb2.py) is
+compared with a fresh compile of proto/a2a.proto (a2a_v03.proto), so an edit to the proto without `make proto`
 fails here. When the installed grpcio-tools is the one that produced the
 committed files, the regenerated files must also match byte for byte.
 """
@@ -16,29 +16,36 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import google.api
+import pytest
 from google.protobuf import descriptor_pb2
+from google.protobuf.descriptor import FileDescriptor
 
-from generated import a2a_pb2
+from generated import a2a_pb2, a2a_v03_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOGLEAPIS = str(Path(next(iter(google.api.__path__))).parent.parent)
 
 
-def _protoc(*args: str, cwd: Path) -> None:
+PROTOS = [("a2a", a2a_pb2.DESCRIPTOR), ("a2a_v03", a2a_v03_pb2.DESCRIPTOR)]
+
+
+def _protoc(*args: str, cwd: Path, name: str = "a2a") -> None:
     cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-Igenerated={ROOT / 'proto'}",
-           f"-I{GOOGLEAPIS}", *args, str(ROOT / "proto" / "a2a.proto")]
+           f"-I{GOOGLEAPIS}", *args, str(ROOT / "proto" / f"{name}.proto")]
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"protoc failed: {done.stderr}"
 
 
-def test_embedded_descriptor_matches_proto_source(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "embedded"), PROTOS)
+def test_embedded_descriptor_matches_proto_source(
+        tmp_path: Path, name: str, embedded: FileDescriptor) -> None:
     out = tmp_path / "a2a.pb"
-    _protoc(f"--descriptor_set_out={out}", cwd=tmp_path)
+    _protoc(f"--descriptor_set_out={out}", cwd=tmp_path, name=name)
     fresh = descriptor_pb2.FileDescriptorSet.FromString(out.read_bytes()).file[0]
     _drop_json_names(fresh.message_type)  # derived from names; not embedded in a2a_pb2
     committed = descriptor_pb2.FileDescriptorProto()
-    a2a_pb2.DESCRIPTOR.CopyToProto(committed)
-    assert committed.name == fresh.name == "generated/a2a.proto"
+    embedded.CopyToProto(committed)
+    assert committed.name == fresh.name == f"generated/{name}.proto"
     assert committed == fresh, "generated/ is stale: run `make proto` and commit the result"
 
 
@@ -49,16 +56,17 @@ def _drop_json_names(messages: Iterable[descriptor_pb2.DescriptorProto]) -> None
         _drop_json_names(m.nested_type)
 
 
-def test_regenerated_files_are_identical_with_the_same_tools(tmp_path: Path) -> None:
-    _protoc("--python_out=.", "--pyi_out=.", "--grpc_python_out=.", cwd=tmp_path)
-    committed_py = (ROOT / "generated" / "a2a_pb2.py").read_text()
-    fresh_py = (tmp_path / "generated" / "a2a_pb2.py").read_text()
+@pytest.mark.parametrize("name", [n for n, _ in PROTOS])
+def test_regenerated_files_are_identical_with_the_same_tools(tmp_path: Path, name: str) -> None:
+    _protoc("--python_out=.", "--pyi_out=.", "--grpc_python_out=.", cwd=tmp_path, name=name)
+    committed_py = (ROOT / "generated" / f"{name}_pb2.py").read_text()
+    fresh_py = (tmp_path / "generated" / f"{name}_pb2.py").read_text()
     version = re.compile(r"^# Protobuf Python Version: (.*)$", re.M)
     same_tools = version.findall(committed_py) == version.findall(fresh_py)
     if not same_tools and os.environ.get("CI") != "true":
         return  # another grpcio-tools formats differently; the descriptor test still ran
-    for name in ("a2a_pb2.py", "a2a_pb2.pyi", "a2a_pb2_grpc.py"):
-        committed = (ROOT / "generated" / name).read_text()
-        assert committed == (tmp_path / "generated" / name).read_text(), (
-            f"generated/{name} differs from a fresh `make proto`: run it and commit the result"
+    for file in (f"{name}_pb2.py", f"{name}_pb2.pyi", f"{name}_pb2_grpc.py"):
+        committed = (ROOT / "generated" / file).read_text()
+        assert committed == (tmp_path / "generated" / file).read_text(), (
+            f"generated/{file} differs from a fresh `make proto`: run it and commit the result"
         )
