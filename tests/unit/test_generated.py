@@ -2,8 +2,9 @@
 
 The descriptor embedded in generated/a2a_pb2.py (and a2a_v03_pb2.py) is
 compared with a fresh compile of proto/a2a.proto (a2a_v03.proto), so an
-edit to a proto without `make proto` fails here. When the installed grpcio-tools is the one that produced the
-committed files, the regenerated files must also match byte for byte.
+edit to a proto without `make proto` fails here. When the installed
+grpcio-tools is the one that produced the committed files, the regenerated
+files must also match byte for byte.
 """
 
 from __future__ import annotations
