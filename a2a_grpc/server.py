@@ -14,6 +14,8 @@ from generated import a2a_pb2
 
 from .agent import AgentExecutor
 from .handler import RequestHandler
+from .legacy.servicer03 import SERVICE as V03_SERVICE
+from .legacy.servicer03 import add_v03_to_server
 from .servicer import A2AServicer, add_to_server
 
 log = logging.getLogger("a2a_grpc.server")
@@ -39,10 +41,12 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     """Start serving `handler` on host:port (0 picks a free port)."""
     server = grpc.aio.server()
     add_to_server(A2AServicer(handler), server)
+    add_v03_to_server(handler, lambda: handler.card, server)  # A2A 0.3 clients
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (SERVICE_NAME, V03_SERVICE.full_name, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server
     )
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
@@ -55,6 +59,7 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     serving = health_pb2.HealthCheckResponse.SERVING
     await health_servicer.set("", serving)
     await health_servicer.set(SERVICE_NAME, serving)
+    await health_servicer.set(V03_SERVICE.full_name, serving)
     return GrpcServer(server, bound, health_servicer)
 
 

@@ -9,12 +9,13 @@ traceback and sent as INTERNAL with a fixed message (spec §10.6).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
 from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
@@ -67,7 +68,7 @@ class Malformed:
         self.error = error
 
 
-def _parser(cls: type[ProtoMessage]) -> Callable[[bytes], ProtoMessage | Malformed]:
+def parser_for(cls: type[ProtoMessage]) -> Callable[[bytes], ProtoMessage | Malformed]:
     def parse(data: bytes) -> ProtoMessage | Malformed:
         try:
             return cls.FromString(data)
@@ -77,28 +78,35 @@ def _parser(cls: type[ProtoMessage]) -> Callable[[bytes], ProtoMessage | Malform
     return parse
 
 
-def add_to_server(servicer: A2AServicer, server: grpc.aio.Server) -> None:
-    """Register every RPC of the service, read from the proto's descriptor.
+def register(server: grpc.aio.Server, service: ServiceDescriptor,
+             behaviours: Mapping[str, Callable[..., Any]]) -> None:
+    """Register every RPC of `service`, read from its descriptor, each served by
+    `behaviours[rpc name]`.
 
     Unlike protoc's generated registration, a request that is not valid
-    protobuf reaches the servicer as `Malformed` and is answered with a
-    ParseError (INVALID_ARGUMENT) instead of grpc's own UNKNOWN.
+    protobuf reaches the behaviour as `Malformed` (see `check_parsed`) and is
+    answered with a ParseError (INVALID_ARGUMENT) instead of grpc's own UNKNOWN.
     """
     handlers = {}
-    for method in SERVICE.methods:
+    for method in service.methods:
         request = message_factory.GetMessageClass(method.input_type)
         response = message_factory.GetMessageClass(method.output_type)
         make = (grpc.unary_stream_rpc_method_handler if method.server_streaming
                 else grpc.unary_unary_rpc_method_handler)
-        handlers[method.name] = make(getattr(servicer, method.name),
-                                     request_deserializer=_parser(request),
+        handlers[method.name] = make(behaviours[method.name],
+                                     request_deserializer=parser_for(request),
                                      response_serializer=response.SerializeToString)
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(SERVICE.full_name, handlers),))
-    server.add_registered_method_handlers(SERVICE.full_name, handlers)
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
 
 
-def _check(request: object) -> None:
+def add_to_server(servicer: A2AServicer, server: grpc.aio.Server) -> None:
+    """Register the 1.0 service's RPCs, served by `servicer`."""
+    register(server, SERVICE, {m.name: getattr(servicer, m.name) for m in SERVICE.methods})
+
+
+def check_parsed(request: object) -> None:
     if isinstance(request, Malformed):
         raise ParseError(f"the request is not valid protobuf: {request.error}")
 
@@ -111,7 +119,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
     ) -> Resp:
         try:
-            _check(request)
+            check_parsed(request)
             return await method(request, call_context(context))
         except Exception as exc:
             await abort(context, exc)
@@ -124,7 +132,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         context: Ctx,
     ) -> AsyncIterator[pb.StreamResponse]:
         try:
-            _check(request)
+            check_parsed(request)
             events = await method(request, call_context(context))
             async with aclosing(events):  # type: ignore[type-var]
                 first = True

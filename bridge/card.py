@@ -3,21 +3,17 @@
 
 Serves the card `a2a_grpc.cards.public_card` built, with an ETag and
 Cache-Control; a matching If-None-Match gets 304. One card for both
-generations: beside the 1.0 `supportedInterfaces` it carries the 0.3 fields
-(`url`, `preferredTransport`, `additionalInterfaces`, `protocolVersion`,
-`supportsAuthenticatedExtendedCard`) naming the interfaces that also speak
-0.3, without which 0.3 clients (a2a-sdk 0.3.x) refuse the card; 1.0 clients
-ignore them, as they do on the official SDK's card.
+generations: the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.legacy.card03 import with_v03_fields
 from generated.a2a_pb2 import AgentCard
 
 from .codec import to_dict
@@ -25,9 +21,6 @@ from .codec import to_dict
 PATH = "/.well-known/agent-card.json"
 OLD_PATH = "/.well-known/agent.json"  # where 0.1 and 0.2 clients look
 CACHE_SECONDS = 300
-# The bindings whose endpoints also serve A2A 0.3 (see bridge/v03_methods.py).
-SPEAK_V03 = ("JSONRPC",)
-V03_VERSION = "0.3.0"
 
 
 class CardEndpoint:
@@ -47,17 +40,3 @@ class CardEndpoint:
         if self.etag in {t.strip() for t in wanted.split(",")} or wanted.strip() == "*":
             return web.Response(status=304, headers=headers)
         return web.Response(body=self.body, headers=headers, content_type="application/json")
-
-
-def with_v03_fields(data: dict[str, Any]) -> None:
-    """Add the 0.3 card fields, in place, for the interfaces that speak 0.3."""
-    old = [{"url": i["url"], "transport": i["protocolBinding"]}
-           for i in data.get("supportedInterfaces", []) if i.get("protocolBinding") in SPEAK_V03]
-    if not old:
-        return
-    data["url"] = old[0]["url"]
-    data["preferredTransport"] = old[0]["transport"]
-    data["additionalInterfaces"] = old
-    data["protocolVersion"] = V03_VERSION
-    data["supportsAuthenticatedExtendedCard"] = bool(
-        data.get("capabilities", {}).get("extendedAgentCard"))

@@ -18,13 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from a2a_grpc.context import CallContext
-from a2a_grpc.core.errors import VersionNotSupportedError
 from a2a_grpc.legacy.json03 import Json
+from a2a_grpc.legacy.versions import ACCEPTS, as_generation, major_minor
 
 from . import v01_methods, v03_methods
 from .v03_methods import LegacyMethod
-
-ACCEPTS = {"0.3": ("0.3",), "0.1": ("0.1", "0.2")}  # A2A-Version values per generation
 
 
 def resolve(name: str, version: Callable[[], str | None]) -> LegacyMethod | None:
@@ -33,7 +31,7 @@ def resolve(name: str, version: Callable[[], str | None]) -> LegacyMethod | None
     new, old = v03_methods.METHODS.get(name), v01_methods.METHODS.get(name)
     if new is None or old is None:
         return new or old
-    wanted = _major_minor(version())
+    wanted = major_minor(version())
     if wanted in ACCEPTS["0.1"]:
         return old
     if wanted:
@@ -44,19 +42,7 @@ def resolve(name: str, version: Callable[[], str | None]) -> LegacyMethod | None
 
 def context_for(ctx: CallContext, method: LegacyMethod) -> CallContext:
     """The call as the 1.0 handler serves it, once its version is checked."""
-    wanted = _major_minor(ctx.version)
-    accepted = ACCEPTS[method.version]
-    if wanted and wanted not in accepted:
-        raise VersionNotSupportedError(
-            f"an A2A {accepted[-1]} method was called with A2A-Version {ctx.version!r}; "
-            f"call it without the header or with {accepted[-1]}, or use the 1.0 method "
-            "names", metadata={"supportedVersions": ",".join((*accepted, "1.0"))})
-    return dataclasses.replace(ctx, version="1.0", client_task_ids=method.client_task_ids,
-                               generation=method.version)
-
-
-def _major_minor(version: str | None) -> str:
-    return ".".join((version or "").strip().split(".")[:2])
+    return as_generation(ctx, method.version, client_task_ids=method.client_task_ids)
 
 
 def _both(a: Any, b: Any) -> Any:

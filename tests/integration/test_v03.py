@@ -186,7 +186,9 @@ async def test_one_card_for_both_generations(stack: StackFactory) -> None:
                    if i["protocolBinding"] == "JSONRPC")
     assert (card["url"], card["preferredTransport"], card["protocolVersion"]) == (
         jsonrpc, "JSONRPC", "0.3.0")
-    assert card["additionalInterfaces"] == [{"url": jsonrpc, "transport": "JSONRPC"}]
+    assert card["additionalInterfaces"] == [
+        {"url": jsonrpc, "transport": "JSONRPC"}, {"url": s.base_url, "transport": "HTTP+JSON"},
+        {"url": f"127.0.0.1:{s.grpc_server.port}", "transport": "GRPC"}]
 
 
 async def test_push_is_delivered_in_the_shape_of_the_generation_that_set_it(

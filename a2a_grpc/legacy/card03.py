@@ -1,0 +1,55 @@
+"""One agent card for both generations: beside 1.0's `supportedInterfaces`,
+the 0.3 fields (`url`, `preferredTransport`, `additionalInterfaces`,
+`protocolVersion`, `supportsAuthenticatedExtendedCard`) naming the interfaces
+that also speak 0.3, without which 0.3 clients (a2a-sdk 0.3.x) refuse the
+card; 1.0 clients ignore them, as they do on the official SDK's card.
+
+0.3 is served on the same endpoints as 1.0: JSON-RPC on the same URL, gRPC
+on the same address (service `a2a.v1.A2AService`), HTTP+JSON under `/v1/`
+of the same base URL, which is where 0.3 clients append their paths.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.protobuf import json_format
+
+from generated import a2a_pb2 as v1
+from generated import a2a_v03_pb2 as v03
+
+# The bindings that also serve 0.3, the preferred first: every 0.3 client speaks
+# JSON-RPC (the 0.3 SDK's default), fewer gRPC.
+SPEAK_V03 = ("JSONRPC", "HTTP+JSON", "GRPC")
+VERSION = "0.3.0"
+
+
+def with_v03_fields(data: dict[str, Any]) -> None:
+    """Add the 0.3 card fields to a card in 1.0 ProtoJSON, in place."""
+    old = sorted(({"url": i["url"], "transport": i["protocolBinding"]}
+                  for i in data.get("supportedInterfaces", [])
+                  if i.get("protocolBinding") in SPEAK_V03),
+                 key=lambda i: SPEAK_V03.index(i["transport"]))
+    if not old:
+        return
+    data["url"] = old[0]["url"]
+    data["preferredTransport"] = old[0]["transport"]
+    data["additionalInterfaces"] = old
+    data["protocolVersion"] = VERSION
+    data["supportsAuthenticatedExtendedCard"] = bool(
+        data.get("capabilities", {}).get("extendedAgentCard"))
+    if data.get("securityRequirements"):  # 0.3: [{scheme: [scopes]}]
+        data["security"] = [{name: scopes.get("list", []) for name, scopes in
+                             r.get("schemes", {}).items()} for r in data["securityRequirements"]]
+
+
+def card_out(card: v1.AgentCard) -> v03.AgentCard:
+    """The card as 0.3's proto has it (its gRPC GetAgentCard). The two protos
+    share the names of what both have (skills, capabilities, security
+    schemes...); what only 1.0 has is left out."""
+    data = json_format.MessageToDict(card)
+    with_v03_fields(data)
+    data["security"] = data.get("securityRequirements", [])  # the same message in both protos
+    out = json_format.ParseDict(data, v03.AgentCard(), ignore_unknown_fields=True)
+    out.protocol_version = VERSION  # it is answering a 0.3 call
+    return out

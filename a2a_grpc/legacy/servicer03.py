@@ -1,0 +1,61 @@
+"""A2A 0.3's gRPC service (`a2a.v1.A2AService`) beside 1.0's on the same server.
+
+Every RPC is a V03Service call, built from the 0.3 proto's service descriptor
+(no method written per RPC); errors go out as the 1.0 service's do (the §5.4
+status code with a google.rpc.Status), stream events as 0.3 StreamResponses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import Any
+
+import grpc
+from google.protobuf.message import Message
+
+from generated import a2a_pb2 as v1
+from generated import a2a_v03_pb2 as v03
+
+from ..service import A2AService, python_name
+from ..servicer import Ctx, abort, call_context, check_parsed, register
+from . import proto03
+from .service03 import V03Service
+
+SERVICE = v03.DESCRIPTOR.services_by_name["A2AService"]
+
+
+def add_v03_to_server(service: A2AService, card: Callable[[], v1.AgentCard],
+                      server: grpc.aio.Server) -> None:
+    """Serve 0.3's RPCs over `service`; `card` gives the public card as it stands."""
+    v03_service = V03Service(service, card)
+    behaviours = {m.name: (_streaming if m.server_streaming else _unary)(
+        getattr(v03_service, python_name(m.name))) for m in SERVICE.methods}
+    register(server, SERVICE, behaviours)
+
+
+def _unary(call: Callable[..., Any]) -> Callable[[Any, Ctx], Any]:
+    async def handle(request: Any, context: Ctx) -> Message:
+        try:
+            check_parsed(request)
+            answer: Message = await call(request, call_context(context))
+            return answer
+        except Exception as exc:
+            await abort(context, exc)
+            raise  # unreachable: abort raises
+
+    return handle
+
+
+def _streaming(call: Callable[..., Any]) -> Callable[[Any, Ctx], AsyncIterator[Message]]:
+    async def handle(request: Any, context: Ctx) -> AsyncIterator[Message]:
+        try:
+            check_parsed(request)
+            events = await call(request, call_context(context))
+            async with aclosing(events):
+                async for event in events:
+                    yield proto03.event_out(event)
+        except Exception as exc:
+            await abort(context, exc)
+
+    return handle
