@@ -1,4 +1,5 @@
-"""The aiohttp application: agent card, JSON-RPC and REST over one A2AService."""
+"""The aiohttp application: agent card, JSON-RPC and REST (1.0's, and 0.3's
+under /v1) over one A2AService."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.service import A2AService
 from generated.a2a_pb2 import AgentCard
 
@@ -16,6 +18,7 @@ from . import card as card_module
 from .edge import quiet_bad_requests
 from .jsonrpc import JsonRpcEndpoint
 from .rest import RestEndpoints, answer_unmatched
+from .rest_v03 import RestV03Endpoints
 
 CARD = web.AppKey("card", card_module.CardEndpoint)
 
@@ -64,6 +67,11 @@ def create_app(
     jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
                               max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
+    # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
+    v03 = RestV03Endpoints(V03Service(service, lambda: app[CARD].card),
+                           max_body=config.max_body_bytes, max_depth=config.max_json_depth,
+                           keepalive=config.keepalive)
+    app.router.add_routes(v03.routes(config.rest_prefix.rstrip("/")))
     rest = RestEndpoints(service, max_body=config.max_body_bytes,
                          max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))

@@ -29,6 +29,7 @@ class CardEndpoint:
 
     def update(self, card: AgentCard) -> None:
         """Serve `card` from now on (e.g. once the real ports are known)."""
+        self.card = card
         data = to_dict(card)
         with_v03_fields(data)
         self.body = json.dumps(data, indent=1, ensure_ascii=False).encode()

@@ -119,7 +119,7 @@ class RestEndpoints:
             data = codec.loads(raw, self.max_depth) if raw.strip() else {}
             where = "body"
         else:
-            data = _query_fields(request, method)
+            data = query_fields(request, method.request)
             where = "query parameters"
         req = codec.parse(data, method.request, where=where)
         for name in route.path_fields:
@@ -127,8 +127,9 @@ class RestEndpoints:
         return req
 
 
-def _query_fields(request: web.Request, method: Method) -> dict[str, Any]:
-    fields = method.request.DESCRIPTOR.fields
+def query_fields(request: web.Request, cls: type[Message]) -> dict[str, Any]:
+    """The fields of a `cls` request given as query parameters, as ProtoJSON."""
+    fields = cls.DESCRIPTOR.fields
     by_name: dict[str, Any] = {f.json_name: f for f in fields} | {f.name: f for f in fields}
     out: dict[str, Any] = {}
     for key in set(request.query.keys()):
