@@ -1,6 +1,8 @@
 """The official a2a-sdk 0.3.x client (the line most deployed agents still run),
 in its own virtualenv, against `a2a-grpc serve`: it must accept our one card
-for both generations and speak A2A 0.3 JSON-RPC to the same endpoint."""
+for both generations and speak A2A 0.3 to the same server over each of its
+three bindings (JSON-RPC, HTTP+JSON under /v1, gRPC's a2a.v1 service),
+including a push notification it set, delivered in 0.3's shape."""
 
 from __future__ import annotations
 
@@ -17,22 +19,34 @@ PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
 
 
-async def test_the_official_03_client_over_jsonrpc(sdk03_python: Path) -> None:
-    server = await start_server("serve", "--allow-push-to", ".example.com")
+# How each binding reports an unknown task and a task that can't be canceled.
+ERRORS = {"JSONRPC": {"get_unknown": -32001, "cancel_done": -32002},
+          "HTTP+JSON": {"get_unknown": "http:404", "cancel_done": "http:409"},
+          "GRPC": {"get_unknown": "grpc:NOT_FOUND", "cancel_done": "grpc:FAILED_PRECONDITION"}}
+
+
+@pytest.mark.parametrize("transport", ["JSONRPC", "HTTP+JSON", "GRPC"])
+async def test_the_official_03_client(sdk03_python: Path, transport: str) -> None:
+    server = await start_server("serve", "--allow-push-to", ".example.com",
+                                "--allow-push-to", "127.0.0.1/32", "--allow-http-push")
     try:
-        seen = await run_peer(str(sdk03_python), str(PEERS / "sdk03_client.py"), server.url)
+        seen = await run_peer(str(sdk03_python), str(PEERS / "sdk03_client.py"), server.url,
+                              transport)
     finally:
         reap(server.proc)
     print(json.dumps(seen, indent=1), file=sys.stderr)
-    assert seen["card"] == {"url": server.url + "/", "preferred": "JSONRPC", "version": "0.3.0"}
+    assert seen["card"] == {"url": server.url + "/", "preferred": "JSONRPC", "version": "0.3.0",
+                            "transports": ["GRPC", "HTTP+JSON", "JSONRPC"]}
     assert seen["send"] == {"state": "completed", "kind": "task", "artifact": "echo: hello 0.3"}
     assert seen["reply"] == {"kind": "message", "text": "hey"}
     assert seen["stream"] == ["task", "status-update:working:final=False",
                               "artifact-update:chunk 1/2", "artifact-update:chunk 2/2",
                               "status-update:completed:final=True"]
-    assert seen["get"] == {"same_id": True, "history": 0}
+    assert seen["get"] == {"same_id": True, "history": 1}
     assert seen["cancel"] == {"state": "canceled", "first": "task",
                               "last": "status-update:canceled:final=True"}
-    assert seen["push"] == {"url": "https://hooks.example.com/a2a03", "token": "tok",
-                            "listed": ["https://hooks.example.com/a2a03"], "deleted": None}
-    assert seen["errors"] == {"get_unknown": -32001, "cancel_done": -32002}
+    assert seen["push"] == {
+        "url": True, "token": "tok", "listed": [True],
+        "deleted": None if transport == "JSONRPC" else {}, "answered": "completed",
+        "delivered": {"kind": "task", "id": True, "state": "completed"}}
+    assert seen["errors"] == ERRORS[transport]
