@@ -12,6 +12,9 @@ import pytest
 
 from a2a_grpc.cards import Interface, public_card
 from bridge import CARD
+from generated import a2a_pb2 as pb
+from generated import a2a_v03_pb2 as v03
+from generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 
@@ -22,11 +25,11 @@ def message(text: str, **extra: Any) -> dict[str, Any]:
 
 
 async def call(s: Stack, verb: str, path: str, body: Any = None, status: int = 200,
-               **headers: str) -> Any:
+               headers: dict[str, str] | None = None) -> Any:
     async with s.session.request(verb, s.base_url + path, json=body, headers=headers) as resp:
         assert resp.status == status, await resp.text()
-        assert resp.content_type == ("application/json" if path.startswith("/v1/")
-                                     else "application/a2a+json")
+        assert resp.content_type == ("application/a2a+json" if path.startswith("/tasks/")
+                                     else "application/json")
         return await resp.json()
 
 
@@ -142,5 +145,32 @@ async def test_bad_json_and_a_contradicting_version(stack: StackFactory) -> None
     s = await stack()
     async with s.session.post(s.base_url + "/v1/message:send", data=b"{nope") as resp:
         assert resp.status == 400 and (await resp.json())["code"] == -32700
-    wrong = await call(s, "GET", "/v1/tasks/x", status=400, **{"A2A-Version": "1.0"})
+    wrong = await call(s, "GET", "/v1/tasks/x", status=400, headers={"A2A-Version": "1.0"})
     assert wrong["code"] == -32009 and "0.3" in wrong["message"]
+
+
+async def test_a_task_across_generations_and_bindings(stack: StackFactory) -> None:
+    """Made by a first-draft client over JSON-RPC, followed by a 0.3 gRPC
+    subscriber, canceled by 1.0 gRPC, read over 0.3 REST and the draft's
+    JSON-RPC: one task, one history."""
+    s = await stack()
+    draft = await call(s, "POST", "/", {"jsonrpc": "2.0", "id": 1, "method": "tasks/send",
+                                        "params": {"id": "across", "message": {
+                                            "role": "user",
+                                            "parts": [{"type": "text", "text": "ask"}]}}})
+    assert draft["result"]["status"]["state"] == "input-required"
+    watching = aiter(V03Stub(s.channel).TaskSubscription(
+        v03.TaskSubscriptionRequest(name="tasks/across")))
+    assert (await anext(watching)).task.id == "across"
+    canceled = await s.binding("grpc").call("CancelTask", pb.CancelTaskRequest(id="across"))
+    assert canceled.status.state == pb.TASK_STATE_CANCELED  # type: ignore[attr-defined]
+    last = [e async for e in watching][-1]
+    assert last.status_update.status.state == v03.TASK_STATE_CANCELLED
+    old = await call(s, "GET", "/v1/tasks/across")
+    texts = [m["content"][0]["text"] for m in old["history"]]
+    assert texts == ["ask", "What is your answer?", "The task was canceled."]
+    first = await call(s, "POST", "/", {"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                                        "params": {"id": "across", "historyLength": 10}},
+                       headers={"A2A-Version": "0.1"})
+    assert first["result"]["status"]["state"] == "canceled"
+    assert [m["parts"][0]["text"] for m in first["result"]["history"]] == texts
