@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from a2a_grpc.legacy import json03 as v03
+from a2a_grpc.legacy.card03 import with_v03_fields
 from a2a_grpc.legacy.json03 import Json, as_object, invalid
 
 VERSION = "0.3"
@@ -69,7 +70,8 @@ def _configs(r: Json) -> list[Json]:
 
 
 def _card(r: Json) -> Json:
-    return r  # served as the public card is: 1.0 fields with the 0.3 ones beside
+    with_v03_fields(r)  # served as the public card is: 1.0 fields with the 0.3 ones beside
+    return r
 
 
 _SEND = LegacyMethod("SendMessage", _send, _sent)

@@ -230,3 +230,18 @@ async def test_push_is_delivered_in_the_shape_of_the_generation_that_set_it(
     assert draft_last["sessionId"] == last["contextId"]
     assert draft_last["artifacts"][0]["index"] == 0
     assert draft_last["artifacts"][0]["parts"][0]["type"] == "text"
+
+
+async def test_the_authenticated_extended_card_in_03(stack: StackFactory) -> None:
+    s = await stack()
+    plain = await rpc(s, "agent/getAuthenticatedExtendedCard", {})
+    assert plain["error"]["code"] == -32004  # this agent offers none
+    extended = public_card(s.handler.card, [Interface("JSONRPC", s.base_url + "/")])
+    extended.skills.add(id="secret", name="for members")
+    s.handler.extended_card = extended
+    s.handler.card.capabilities.extended_agent_card = True
+    card = (await rpc(s, "agent/getAuthenticatedExtendedCard", {}))["result"]
+    assert card["skills"][-1]["id"] == "secret"
+    assert (card["url"], card["protocolVersion"]) == (s.base_url + "/", "0.3.0")
+    async with s.session.get(s.base_url + "/v1/card") as resp:  # 0.3's REST call for it
+        assert (await resp.json())["skills"][-1]["id"] == "secret"

@@ -74,19 +74,26 @@ def _wire_only(fd: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDes
     return out
 
 
+def _assert_same(o: descriptor_pb2.FileDescriptorProto,
+                 t: descriptor_pb2.FileDescriptorProto, rpcs: int) -> None:
+    # Piece by piece first, for a readable failure.
+    assert [m.name for m in o.message_type] == [m.name for m in t.message_type]
+    for mine, official in zip(o.message_type, t.message_type, strict=True):
+        assert mine == official, f"message {official.name} differs"
+    assert list(o.enum_type) == list(t.enum_type)
+    for mine_m, official_m in zip(o.service[0].method, t.service[0].method, strict=True):
+        assert mine_m == official_m, f"rpc {official_m.name} differs"
+    assert o == t
+    assert len(o.service[0].method) == rpcs
+
+
 def test_our_03_descriptor_equals_the_03_release(sdk03_python: Path) -> None:
     theirs = _official(sdk03_python, "a2a.grpc.a2a_pb2")
     ours = descriptor_pb2.FileDescriptorProto()
     a2a_v03_pb2.DESCRIPTOR.CopyToProto(ours)
     _fill_json_names(ours.message_type, "a2a.v1.", a2a_v03_pb2.DESCRIPTOR.pool)
     assert theirs.package == ours.package == "a2a.v1"
-    t, o = _wire_only(theirs), _wire_only(ours)
-    assert [m.name for m in o.message_type] == [m.name for m in t.message_type]
-    for mine, official in zip(o.message_type, t.message_type, strict=True):
-        assert mine == official, f"message {official.name} differs"
-    assert list(o.enum_type) == list(t.enum_type)
-    assert o == t
-    assert len(o.service[0].method) == 10
+    _assert_same(_wire_only(ours), _wire_only(theirs), rpcs=10)
 
 
 def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
@@ -95,13 +102,4 @@ def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
     a2a_pb2.DESCRIPTOR.CopyToProto(ours)
     _fill_json_names(ours.message_type, "lf.a2a.v1.")
     assert theirs.package == ours.package == "lf.a2a.v1"
-    t, o = _contract(theirs), _contract(ours)
-    # Compare piece by piece first, for a readable failure.
-    assert [m.name for m in o.message_type] == [m.name for m in t.message_type]
-    for mine, official in zip(o.message_type, t.message_type, strict=True):
-        assert mine == official, f"message {official.name} differs"
-    assert list(o.enum_type) == list(t.enum_type)
-    for mine_m, official_m in zip(o.service[0].method, t.service[0].method, strict=True):
-        assert mine_m == official_m, f"rpc {official_m.name} differs"
-    assert o == t
-    assert len(o.service[0].method) == 11
+    _assert_same(_contract(ours), _contract(theirs), rpcs=11)
