@@ -13,6 +13,8 @@ from typing import Any
 
 from bridge import BridgeConfig
 
+from .auth.config import add_flags as add_auth_flags
+from .auth.config import options_from as auth_options
 from .cards import grpc_address
 from .client.commands import VERBS, add_commands, main_for
 from .demo import DemoAgent
@@ -132,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="attempts before a notification is dead-lettered (default 8)")
     s.add_argument("--push-backoff", type=float, default=1.0,
                    help="seconds before the first retry; doubles, with jitter (default 1)")
+    add_auth_flags(s)
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -167,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             run_loop(serve(agent, args.host, args.grpc_port, http, args.grace,
                            args.store, args.retention, push,
                            grpc_public=args.grpc_public_address,
-                           interrupted_only=args.follow_ups == "interrupted"), args.loop)
+                           interrupted_only=args.follow_ups == "interrupted",
+                           auth=auth_options(args)), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace), args.loop)
     except ValueError as exc:

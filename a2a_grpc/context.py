@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .auth.identity import Identity
 
 CURRENT_VERSION = "1.0"
 
@@ -19,6 +23,9 @@ class CallContext:
     `client_task_ids`: a message naming a task that does not exist creates it
     under that id, as the first draft of A2A did (`tasks/send`); 1.0 calls
     never set it.
+    `query`: an HTTP call's query parameters (empty on gRPC), where an API key
+    may travel. `identity`: who the authenticator admitted (a2a_grpc/auth);
+    None when the card asks for no credentials. `user` is its subject.
     `generation`: the A2A generation the call was written in when the edge
     translated it from an earlier one ("0.3", "0.1"); "" for 1.0. Push
     configs it sets are delivered in that generation's shape.
@@ -31,6 +38,8 @@ class CallContext:
     metadata: Mapping[str, str] = field(default_factory=dict)
     client_task_ids: bool = False
     generation: str = ""
+    query: Mapping[str, str] = field(default_factory=dict)
+    identity: Identity | None = None
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",

@@ -28,6 +28,8 @@ from bridge.app import JWKS_PATH
 from generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 from .agent import AgentExecutor
+from .auth import AuthenticatedService, Gate
+from .auth.config import AuthOptions, configure
 from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
 from .push.policy import PushPolicy
@@ -116,14 +118,18 @@ class PushOptions:
 async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
                 retention_s: float | None = None, push: PushOptions | None = None, *,
-                grpc_public: str | None = None, interrupted_only: bool = False) -> None:
+                grpc_public: str | None = None, interrupted_only: bool = False,
+                auth: AuthOptions | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
-    the gRPC address the card advertises (default: HOST:PORT as bound)."""
+    the gRPC address the card advertises (default: HOST:PORT as bound).
+    `auth`: the schemes callers authenticate with (none: everyone is admitted)."""
     push = push or PushOptions()
     card = card_for(agent)
+    gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
     store = await open_store(store_url)
     handler = RequestHandler(agent, card, store=store, push_policy=push.policy,
                              interrupted_only=interrupted_only)
+    service: A2AService = handler if gate.open else AuthenticatedService(handler, gate)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)
@@ -141,10 +147,10 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             await sender.start()
             cleanup.push_async_callback(sender.stop)
             handler.attach_sender(sender.wake)
-        grpc_server = await start_grpc(handler, grpc_host, grpc_port)
+        grpc_server = await start_grpc(handler, grpc_host, grpc_port, service)
         cleanup.push_async_callback(grpc_server.stop, grace)
         runner, http_port = await start_http(
-            handler, card, http, grace, signer.jwks() if signer else None,
+            service, card, http, grace, signer.jwks() if signer else None,
             sender.metrics if sender else None)
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:

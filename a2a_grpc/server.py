@@ -16,6 +16,7 @@ from .agent import AgentExecutor
 from .handler import RequestHandler
 from .legacy.servicer03 import SERVICE as V03_SERVICE
 from .legacy.servicer03 import add_v03_to_server
+from .service import A2AService
 from .servicer import A2AServicer, add_to_server
 
 log = logging.getLogger("a2a_grpc.server")
@@ -37,11 +38,14 @@ class GrpcServer:
         await self.server.stop(grace)
 
 
-async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0) -> GrpcServer:
-    """Start serving `handler` on host:port (0 picks a free port)."""
+async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
+                     service: A2AService | None = None) -> GrpcServer:
+    """Start serving `handler` on host:port (0 picks a free port); `service`:
+    what the calls go to when not the handler itself (the authenticator)."""
     server = grpc.aio.server()
-    add_to_server(A2AServicer(handler), server)
-    add_v03_to_server(handler, lambda: handler.card, server)  # A2A 0.3 clients
+    service = service or handler
+    add_to_server(A2AServicer(service), server)
+    add_v03_to_server(service, lambda: handler.card, server)  # A2A 0.3 clients
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

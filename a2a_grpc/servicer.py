@@ -26,7 +26,7 @@ from generated.a2a_pb2_grpc import A2AServiceServicer
 
 from .context import CallContext
 from .core.errors import A2AError, InternalError, ParseError
-from .handler import RequestHandler
+from .service import A2AService
 from .status import rpc_status_of
 from .streams import FIRST_EVENT_ID, EventStream
 
@@ -112,8 +112,8 @@ def check_parsed(request: object) -> None:
 
 
 class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
-    def __init__(self, handler: RequestHandler) -> None:
-        self.h = handler
+    def __init__(self, service: A2AService) -> None:
+        self.h = service
 
     async def _unary(
         self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx

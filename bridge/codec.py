@@ -184,8 +184,10 @@ def dumps(data: Any) -> bytes:
         return _to_json(data).encode()
 
 
-def json_response(data: Any, content_type: str, status: int = 200) -> web.Response:
-    return web.Response(body=dumps(data), status=status, content_type=content_type)
+def json_response(data: Any, content_type: str, status: int = 200,
+                  headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=dumps(data), status=status, content_type=content_type,
+                        headers=headers)
 
 
 def error_details(exc: BaseException) -> tuple[int, dict[str, Any]]:

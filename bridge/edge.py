@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from aiohttp import web
@@ -16,11 +17,19 @@ log = logging.getLogger("bridge")
 def call_context(request: web.Request) -> CallContext:
     """Service parameters from headers; `A2A-Version` may also be a query parameter."""
     headers = {k.lower(): v for k, v in request.headers.items()}
-    if request.query_string:  # most calls have none: no query to parse
-        for key, value in request.query.items():
-            if key.lower() == "a2a-version":
-                headers["a2a-version"] = value
-    return CallContext.from_headers(headers, lowered=True)
+    if not request.query_string:  # most calls have none: no query to parse
+        return CallContext.from_headers(headers, lowered=True)
+    for key, value in request.query.items():
+        if key.lower() == "a2a-version":
+            headers["a2a-version"] = value
+    ctx = CallContext.from_headers(headers, lowered=True)
+    return dataclasses.replace(ctx, query=dict(request.query))
+
+
+def auth_headers(exc: BaseException) -> dict[str, str]:
+    """`WWW-Authenticate` for an answer refusing a call without credentials."""
+    challenge = getattr(exc, "challenge", "")
+    return {"WWW-Authenticate": challenge} if challenge else {}
 
 
 def note(exc: BaseException, where: str) -> None:

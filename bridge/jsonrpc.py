@@ -26,6 +26,8 @@ from a2a_grpc.core.errors import (
     InvalidRequestError,
     MethodNotFoundError,
     ParseError,
+    PermissionDeniedError,
+    UnauthenticatedError,
     public,
     wire_of,
 )
@@ -33,7 +35,7 @@ from a2a_grpc.methods import METHODS
 from a2a_grpc.service import A2AService
 
 from . import codec, sse
-from .edge import call_context, note
+from .edge import auth_headers, call_context, note
 from .legacy import context_for, resolve
 from .v03_methods import LegacyMethod
 
@@ -123,7 +125,8 @@ class JsonRpcEndpoint:
                                         call_context(request))
                 except Exception as exc:
                     note(exc, f"JSON-RPC {method_name}")
-                    return await sse.one_error(request, reply(id_, error=exc))
+                    return _refused(id_, exc) or await sse.one_error(request,
+                                                                     reply(id_, error=exc))
                 return await sse.stream(
                     request, events,
                     render=lambda ev: reply(id_, result=codec.to_dict(ev)),
@@ -132,7 +135,8 @@ class JsonRpcEndpoint:
             result = await call(codec.parse(params, method.request), call_context(request))
         except Exception as exc:
             note(exc, f"JSON-RPC {method_name}")
-            return None if id_ is _NO_ID else reply(id_, error=exc)
+            refused = None if in_batch else _refused(id_, exc)
+            return refused or (None if id_ is _NO_ID else reply(id_, error=exc))
         return None if id_ is _NO_ID else reply(id_, result=codec.to_dict(result))
 
 
@@ -152,6 +156,9 @@ class JsonRpcEndpoint:
             answer = await getattr(self.service, method.attr)(req, ctx)
         except Exception as exc:
             note(exc, f"JSON-RPC {name}")
+            refused = None if in_batch else _refused(id_, exc)
+            if refused is not None:
+                return refused
             if method.streaming and id_ is not _NO_ID:
                 return await sse.one_error(request, reply(id_, error=exc))
             return None if id_ is _NO_ID else reply(id_, error=exc)
@@ -189,6 +196,15 @@ def _check_request(obj: Any) -> tuple[str, Any]:
     if isinstance(params, list):
         raise InvalidParamsError("A2A methods take named params: send a JSON object")
     return method, params
+
+
+def _refused(id_: Any, exc: BaseException) -> web.Response | None:
+    """A call refused for its credentials is refused by HTTP too (401 with
+    WWW-Authenticate, 403), the JSON-RPC error in the body, as §3.3.2 asks."""
+    if not isinstance(exc, UnauthenticatedError | PermissionDeniedError):
+        return None
+    return codec.json_response(reply(None if id_ is _NO_ID else id_, error=exc), JSON_TYPE,
+                               wire_of(exc).http, auth_headers(exc))
 
 
 def _json(data: Any) -> web.Response:

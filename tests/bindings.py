@@ -74,6 +74,7 @@ def _reason(details: list[dict[str, Any]]) -> str:
 class Binding:
     name: str
     headers: dict[str, str] = field(default_factory=dict)
+    last_headers: dict[str, str] = field(default_factory=dict)  # of the last HTTP answer
 
     async def call(self, rpc: str, req: Message) -> Message:
         raise NotImplementedError
@@ -131,9 +132,12 @@ class JsonRpcBinding(Binding):
     async def call(self, rpc: str, req: Message) -> Message:
         resp, id_ = await self._send(rpc, req)
         async with resp:
-            assert resp.status == 200, await resp.text()  # JSON-RPC errors are HTTP 200 too
+            # JSON-RPC errors are HTTP 200 too, but a refusal for credentials (401/403)
+            self.last_headers = dict(resp.headers)
+            assert resp.status in (200, 401, 403), await resp.text()
             body = await resp.json()
         assert body["jsonrpc"] == "2.0" and body["id"] == id_
+        assert resp.status == 200 or body["error"]["code"] in (-32040, -32041)
         if "error" in body:
             raise self._failed(body["error"])
         return json_format.ParseDict(body["result"], METHODS[rpc].response())
@@ -141,6 +145,9 @@ class JsonRpcBinding(Binding):
     async def stream(self, rpc: str, req: Message) -> list[pb.StreamResponse]:
         resp, id_ = await self._send(rpc, req)
         async with resp:
+            self.last_headers = dict(resp.headers)
+            if resp.status in (401, 403):  # refused for its credentials: plain JSON
+                raise self._failed((await resp.json())["error"])
             assert resp.status == 200
             # Refused before the first event too: a stream holding the one error.
             assert resp.content_type == "text/event-stream"
@@ -190,6 +197,7 @@ class RestBinding(Binding):
 
     async def call(self, rpc: str, req: Message) -> Message:
         async with await self._send(rpc, req) as resp:
+            self.last_headers = dict(resp.headers)
             body = await resp.json(content_type=None)
             if resp.status != 200:
                 raise self._failed(resp.status, body)
@@ -198,6 +206,7 @@ class RestBinding(Binding):
 
     async def stream(self, rpc: str, req: Message) -> list[pb.StreamResponse]:
         async with await self._send(rpc, req) as resp:
+            self.last_headers = dict(resp.headers)
             if resp.status != 200:
                 raise self._failed(resp.status, await resp.json())
             assert resp.content_type == "text/event-stream"

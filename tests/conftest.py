@@ -10,6 +10,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.auth import AuthenticatedService, Gate
 from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
@@ -139,8 +140,10 @@ async def stack() -> AsyncIterator[StackFactory]:
         store: TaskStore | None = None,
         sender: bool = False,
         interrupted_only: bool = False,
+        gate: Gate | None = None,
     ) -> Stack:
-        """`sender`: deliver push notifications (to webhooks on loopback)."""
+        """`sender`: deliver push notifications (to webhooks on loopback).
+        `gate`: authenticate every call (on all bindings) through it."""
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
@@ -149,7 +152,9 @@ async def stack() -> AsyncIterator[StackFactory]:
         policy = SENDER_POLICY if sender else TEST_POLICY
         handler = RequestHandler(agent, card, store=store, push_policy=policy,
                                  interrupted_only=interrupted_only)
-        grpc_server = await start_grpc(handler)
+        secured = None if gate is None else AuthenticatedService(handler, gate)
+        service = service or secured
+        grpc_server = await start_grpc(handler, service=secured)
         http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
         await http.start_server()
         s = Stack(handler, grpc_server, grpc.aio.insecure_channel(

@@ -13,7 +13,7 @@ error raised by the agent helper) maps like its parent.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from google.rpc import code_pb2
 
@@ -104,6 +104,22 @@ class VersionNotSupportedError(A2AError):
     default_message = "A2A protocol version not supported"
 
 
+# Authentication and authorization (spec §3.3.2: HTTP 401/403, gRPC
+# UNAUTHENTICATED/PERMISSION_DENIED, "JSON-RPC custom error"). `challenge` is
+# the WWW-Authenticate value that names what the server accepts.
+class UnauthenticatedError(A2AError):
+    default_message = "Authentication is required"
+
+    def __init__(self, message: str | None = None, *, challenge: str = "",
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.challenge = challenge
+
+
+class PermissionDeniedError(A2AError):
+    default_message = "The caller is not allowed to do this"
+
+
 # Not an A2A error: a gateway's upstream server could not be reached.
 class UnavailableError(A2AError):
     default_message = "The A2A server is unavailable; try again later"
@@ -146,6 +162,10 @@ WIRE: dict[type[A2AError], Wire] = {
     VersionNotSupportedError: Wire(
         -32009, code_pb2.FAILED_PRECONDITION, 400, "VERSION_NOT_SUPPORTED"
     ),
+    # JSON-RPC "custom errors" (§3.3.2) from the implementation-defined range,
+    # clear of the -32001.. codes A2A assigns.
+    UnauthenticatedError: Wire(-32040, code_pb2.UNAUTHENTICATED, 401, "UNAUTHENTICATED"),
+    PermissionDeniedError: Wire(-32041, code_pb2.PERMISSION_DENIED, 403, "PERMISSION_DENIED"),
     # -32000 is the first of JSON-RPC's implementation-defined server errors.
     UnavailableError: Wire(-32000, code_pb2.UNAVAILABLE, 503, "UNAVAILABLE"),
 }

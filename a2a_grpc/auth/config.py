@@ -1,0 +1,147 @@
+"""`a2a-grpc serve`'s authentication flags: the schemes they add to the card,
+and the verifiers that check them (README, "Securing your agent").
+
+Each configured scheme is one alternative: a caller passes with any of them.
+- `--api-keys FILE`: lines `SUBJECT:KEY` (# comments); the key travels in
+  the header `X-API-Key` unless `--api-key-in` / `--api-key-name` say
+  otherwise. Card scheme `apiKey`.
+- `--jwt-jwks URL`, `--jwt-key PEM` (repeatable) or `--oidc-issuer URL`
+  (its discovery document names the JWKS): Bearer JWTs, with
+  `--jwt-issuer`, `--jwt-audience` and `--require-scope` (repeatable).
+  Card scheme `bearer` (HTTP Bearer, JWT) or `oidc` (OpenID Connect).
+- `--authenticator SCHEME=MODULE:ATTR`: your own Verifier (an instance, or a
+  factory called with no arguments) for a scheme the agent's card declares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generated.a2a_pb2 import AgentCard
+
+from .apikey import LOCATIONS, ApiKeyVerifier
+from .identity import Verifier
+from .jwt import Jwks, JwtVerifier
+
+DISCOVERY = "/.well-known/openid-configuration"
+
+
+@dataclass(frozen=True, slots=True)
+class AuthOptions:
+    api_keys: Path | None = None
+    api_key_in: str = "header"
+    api_key_name: str = "X-API-Key"
+    jwt_jwks: str | None = None
+    jwt_keys: tuple[Path, ...] = ()
+    oidc_issuer: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    scopes: tuple[str, ...] = ()
+    authenticators: dict[str, str] = field(default_factory=dict)  # scheme -> MODULE:ATTR
+
+    @property
+    def any(self) -> bool:
+        return bool(self.api_keys or self.jwt_jwks or self.jwt_keys or self.oidc_issuer
+                    or self.authenticators)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("authentication (any configured scheme admits a caller)")
+    g.add_argument("--api-keys", type=Path, metavar="FILE",
+                   help="API keys, one 'SUBJECT:KEY' per line; the subject owns its tasks")
+    g.add_argument("--api-key-in", choices=LOCATIONS, default="header",
+                   help="where clients send the API key (default header)")
+    g.add_argument("--api-key-name", default="X-API-Key",
+                   help="the header, query parameter or cookie name (default X-API-Key)")
+    g.add_argument("--jwt-jwks", metavar="URL", help="accept Bearer JWTs signed by these keys")
+    g.add_argument("--jwt-key", type=Path, action="append", default=[], metavar="PEM",
+                   help="accept Bearer JWTs signed by this public key (repeatable)")
+    g.add_argument("--oidc-issuer", metavar="URL",
+                   help="accept this OpenID Connect issuer's tokens (keys from its discovery)")
+    g.add_argument("--jwt-issuer", metavar="ISS", help="the `iss` tokens must carry")
+    g.add_argument("--jwt-audience", metavar="AUD", help="the `aud` tokens must carry")
+    g.add_argument("--require-scope", action="append", default=[], metavar="SCOPE",
+                   help="a scope every token must grant (repeatable)")
+    g.add_argument("--authenticator", action="append", default=[], metavar="SCHEME=MODULE:ATTR",
+                   help="your Verifier for a scheme the agent's card declares (repeatable)")
+
+
+def options_from(args: argparse.Namespace) -> AuthOptions:
+    plugins = {}
+    for item in args.authenticator:
+        scheme, sep, target = item.partition("=")
+        if not sep or ":" not in target:
+            raise ValueError(f"--authenticator {item!r}: write SCHEME=MODULE:ATTR")
+        plugins[scheme] = target
+    return AuthOptions(args.api_keys, args.api_key_in, args.api_key_name, args.jwt_jwks,
+                       tuple(args.jwt_key), args.oidc_issuer, args.jwt_issuer,
+                       args.jwt_audience, tuple(args.require_scope), plugins)
+
+
+def read_api_keys(path: Path) -> dict[str, str]:
+    """key -> subject, from lines `SUBJECT:KEY`."""
+    keys: dict[str, str] = {}
+    for number, line in enumerate(_read(path, "--api-keys").decode().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        subject, sep, key = line.partition(":")
+        if not sep or not subject.strip() or not key.strip():
+            raise ValueError(f"{path}:{number}: write SUBJECT:KEY")
+        keys[key.strip()] = subject.strip()
+    return keys
+
+
+def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
+    """Declare the configured schemes on `card` (in place) and return their verifiers."""
+    verifiers: dict[str, Verifier] = {}
+    if options.api_keys is not None:
+        scheme = card.security_schemes["apiKey"].api_key_security_scheme
+        scheme.location, scheme.name = options.api_key_in, options.api_key_name
+        scheme.description = "an API key issued by the agent's operator"
+        verifiers["apiKey"] = ApiKeyVerifier("apiKey", options.api_key_in, options.api_key_name,
+                                             read_api_keys(options.api_keys))
+    if options.jwt_jwks or options.jwt_keys:
+        http = card.security_schemes["bearer"].http_auth_security_scheme
+        http.scheme, http.bearer_format = "Bearer", "JWT"
+        verifiers["bearer"] = _jwt("bearer", options, Jwks(options.jwt_jwks)
+                                   if options.jwt_jwks else None)
+    if options.oidc_issuer:
+        url = options.oidc_issuer.rstrip("/") + DISCOVERY
+        card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = url
+        verifiers["oidc"] = _jwt("oidc", options, Jwks(url, discovery=True),
+                                 issuer=options.jwt_issuer or options.oidc_issuer.rstrip("/"))
+    for name in verifiers:
+        card.security_requirements.add().schemes[name].list.extend(
+            options.scopes if name != "apiKey" else ())
+    for name, target in options.authenticators.items():
+        if name not in card.security_schemes:
+            raise ValueError(f"--authenticator {name}: the agent's card declares no such "
+                             "security scheme")
+        verifiers[name] = _load(target)
+    return verifiers
+
+
+def _jwt(name: str, options: AuthOptions, jwks: Jwks | None,
+         issuer: str | None = None) -> JwtVerifier:
+    keys: list[Any] = [_read(path, "--jwt-key") for path in options.jwt_keys]  # PEM public keys
+    return JwtVerifier(name, jwks=jwks, keys=keys, issuer=issuer or options.jwt_issuer,
+                       audience=options.jwt_audience)
+
+
+def _read(path: Path, flag: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: {exc.strerror or exc}") from None
+
+
+def _load(target: str) -> Verifier:
+    module, _, attr = target.partition(":")
+    found = getattr(importlib.import_module(module), attr)
+    verifier: Verifier = found() if callable(found) and not hasattr(found, "verify") else found
+    return verifier
