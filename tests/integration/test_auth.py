@@ -4,6 +4,8 @@ by a local HTTP server, its keys made and rotated during the test."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -259,3 +261,16 @@ def test_a_card_requirement_without_a_verifier_refuses_to_start() -> None:
     card.security_requirements.add().schemes["corp"].list.append("x")
     with pytest.raises(ValueError, match="corp"):
         Gate(card, {})
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--api-keys", "/no/such/file"], "--api-keys /no/such/file"),
+    (["--authenticator", "corp"], "SCHEME=MODULE:ATTR"),
+    (["--authenticator", "corp=json:loads"], "declares no such security scheme"),
+])
+def test_bad_auth_flags_are_usage_errors(tmp_path: Path, flags: list[str], says: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
+                           "--grpc-port", "0", "--http-port", "0", *flags],
+                          cwd=Path(__file__).parents[2], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
