@@ -106,6 +106,8 @@ class JsonRpcTransport:
                                            headers={**headers, "Accept": accept})
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
+        if resp.status in (401, 403):  # refused for its credentials: the error is the body
+            await self._answer(resp)
         if resp.status != 200:
             resp.release()
             raise _http_failure(resp.status, self.url)

@@ -21,8 +21,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import AuthOptions, configure
-from a2a_grpc.cards import card_for
+from a2a_grpc.cards import Interface, card_for, public_card
+from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.core.errors import UnauthenticatedError
 from a2a_grpc.demo import DemoAgent
+from bridge import CARD
 from generated import a2a_pb2 as pb
 from tests.bindings import CallFailed
 from tests.conftest import Stack, StackFactory
@@ -274,3 +277,21 @@ def test_bad_auth_flags_are_usage_errors(tmp_path: Path, flags: list[str], says:
                           cwd=Path(__file__).parents[2], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 2 and says in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("binding", ["GRPC", "JSONRPC", "HTTP+JSON"])
+async def test_our_client_authenticates_as_the_card_asks(
+        stack: StackFactory, tmp_path: Path, issuer: Issuer, binding: str) -> None:
+    s = await secured(stack, tmp_path, issuer)
+    s.http.app[CARD].update(public_card(s.handler.card, [
+        Interface("GRPC", f"127.0.0.1:{s.grpc_server.port}"),
+        Interface("JSONRPC", s.base_url + "/"), Interface("HTTP+JSON", s.base_url)]))
+    for options in (ClientOptions(prefer=[binding], api_key="alice-key"),
+                    ClientOptions(prefer=[binding], bearer=issuer.token())):
+        async with await A2AClient.connect(s.base_url, options) as client:
+            sent = await client.send_text("hello")
+            assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+    async with await A2AClient.connect(s.base_url, ClientOptions(prefer=[binding])) as client:
+        with pytest.raises(UnauthenticatedError) as info:
+            await client.send_text("hello")
+    assert "apiKey or bearer" in info.value.message
