@@ -23,6 +23,7 @@ from .push.policy import PushPolicy
 from .push.sender import SenderConfig
 from .server import PortInUseError, load_agent
 from .stores import DEFAULT_URL, open_store
+from .tls import TlsFiles
 
 
 def _http_flags(p: argparse.ArgumentParser) -> None:
@@ -35,6 +36,26 @@ def _http_flags(p: argparse.ArgumentParser) -> None:
                    help="seconds between SSE keep-alives on quiet streams (default 2)")
     p.add_argument("--max-body", type=int, default=8 * 1024 * 1024,
                    help="largest HTTP request body in bytes (default 8 MiB)")
+    t = p.add_argument_group("TLS (both ports; the files may be replaced while serving)")
+    t.add_argument("--tls-cert", type=Path, metavar="PEM", help="certificate chain")
+    t.add_argument("--tls-key", type=Path, metavar="PEM", help="its private key")
+    t.add_argument("--tls-client-ca", type=Path, metavar="PEM",
+                   help="ask for client certificates signed by this CA (mutual TLS)")
+    t.add_argument("--tls-require-client-cert", action="store_true",
+                   help="with --tls-client-ca: refuse connections without a client certificate")
+
+
+def _tls(args: argparse.Namespace) -> TlsFiles | None:
+    if args.tls_cert is None and args.tls_key is None:
+        if args.tls_client_ca or args.tls_require_client_cert:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if args.tls_cert is None or args.tls_key is None:
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
+    files = TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca,
+                     args.tls_require_client_cert)
+    files.check()
+    return files
 
 
 async def _dead_letters(url: str, limit: int) -> int:
@@ -158,9 +179,10 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    http = HttpOptions(args.host, args.http_port, args.public_url,
-                       BridgeConfig(keepalive=args.keepalive, max_body_bytes=args.max_body))
     try:
+        http = HttpOptions(args.host, args.http_port, args.public_url,
+                           BridgeConfig(keepalive=args.keepalive, max_body_bytes=args.max_body),
+                           _tls(args))
         if args.command == "serve":
             agent = load_agent(args.agent) if args.agent else DemoAgent()
             push = PushOptions(

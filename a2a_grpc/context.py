@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,10 +40,14 @@ class CallContext:
     generation: str = ""
     query: Mapping[str, str] = field(default_factory=dict)
     identity: Identity | None = None
+    # The verified client certificate's subject (mutual TLS), asked lazily:
+    # None when the call came without TLS or without a client certificate.
+    peer: Callable[[], str | None] | None = None
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",
-                     lowered: bool = False) -> CallContext:
+                     lowered: bool = False,
+                     peer: Callable[[], str | None] | None = None) -> CallContext:
         """Build a context from HTTP headers or gRPC metadata (any key case;
         `lowered`: the keys already are lower case, and `headers` is the
         caller's to give away)."""
@@ -58,4 +62,5 @@ class CallContext:
             version=version.strip() if version is not None else None,
             extensions=extensions,
             metadata=headers,
+            peer=peer,
         )

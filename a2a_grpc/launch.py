@@ -39,6 +39,7 @@ from .push.signing import Signer, load_keys
 from .server import PortInUseError, start_grpc
 from .service import A2AService
 from .stores import DEFAULT_URL, open_store
+from .tls import Reloader, TlsFiles
 from .upstream import UpstreamService
 
 log = logging.getLogger("a2a_grpc")
@@ -50,6 +51,7 @@ class HttpOptions:
     port: int = 8080
     public_url: str | None = None  # what clients use, e.g. behind a proxy
     config: BridgeConfig = field(default_factory=BridgeConfig)
+    tls: TlsFiles | None = None  # TLS on the HTTP port (and, in serve, the gRPC port)
 
 
 async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
@@ -58,9 +60,15 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got."""
     app = create_app(service, card, options.config, jwks, metrics)
+    ssl_context = None
+    if options.tls is not None:
+        ssl_context = options.tls.ssl_context()
+        reloader = Reloader(options.tls, ssl_context)
+        reloader.start()
+        app.on_cleanup.append(lambda _: reloader.stop())
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
     await runner.setup()
-    site = web.TCPSite(runner, options.host, options.port)
+    site = web.TCPSite(runner, options.host, options.port, ssl_context=ssl_context)
     try:
         await site.start()
     except OSError as exc:
@@ -72,8 +80,9 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
 
 
 def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
+    scheme = "https" if options.tls is not None else "http"
     base = (options.public_url
-            or f"http://{host_port(advertised_host(options.host), port)}").rstrip("/")
+            or f"{scheme}://{host_port(advertised_host(options.host), port)}").rstrip("/")
     return [Interface("JSONRPC", base + options.config.jsonrpc_path),
             Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
 
@@ -147,7 +156,7 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             await sender.start()
             cleanup.push_async_callback(sender.stop)
             handler.attach_sender(sender.wake)
-        grpc_server = await start_grpc(handler, grpc_host, grpc_port, service)
+        grpc_server = await start_grpc(handler, grpc_host, grpc_port, service, http.tls)
         cleanup.push_async_callback(grpc_server.stop, grace)
         runner, http_port = await start_http(
             service, card, http, grace, signer.jwks() if signer else None,

@@ -18,6 +18,7 @@ from .legacy.servicer03 import SERVICE as V03_SERVICE
 from .legacy.servicer03 import add_v03_to_server
 from .service import A2AService
 from .servicer import A2AServicer, add_to_server
+from .tls import TlsFiles
 
 log = logging.getLogger("a2a_grpc.server")
 SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
@@ -39,9 +40,11 @@ class GrpcServer:
 
 
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
-                     service: A2AService | None = None) -> GrpcServer:
+                     service: A2AService | None = None, tls: TlsFiles | None = None
+                     ) -> GrpcServer:
     """Start serving `handler` on host:port (0 picks a free port); `service`:
-    what the calls go to when not the handler itself (the authenticator)."""
+    what the calls go to when not the handler itself (the authenticator);
+    `tls`: serve TLS (and mTLS) with these files."""
     server = grpc.aio.server()
     service = service or handler
     add_to_server(A2AServicer(service), server)
@@ -53,7 +56,8 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
         server
     )
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
+        bound = (server.add_insecure_port(f"{host}:{port}") if tls is None
+                 else server.add_secure_port(f"{host}:{port}", tls.grpc_credentials()))
     except RuntimeError:
         bound = 0
     if bound == 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
+from functools import partial
 from typing import Any, TypeAlias, TypeVar
 
 import grpc
@@ -37,6 +38,13 @@ Resp = TypeVar("Resp", bound=ProtoMessage)
 Ctx: TypeAlias = grpc.aio.ServicerContext
 
 
+def peer_subject(context: Ctx) -> str | None:
+    """The verified client certificate's common name (mutual TLS), if any."""
+    auth = context.auth_context() or {}
+    names = auth.get("x509_common_name") or auth.get("x509_subject_alternative_name")
+    return names[0].decode() if names else None
+
+
 def call_context(context: Ctx) -> CallContext:
     """Service parameters from gRPC metadata; repeated keys are comma-joined."""
     headers: dict[str, str] = {}
@@ -45,7 +53,7 @@ def call_context(context: Ctx) -> CallContext:
             continue
         key = key.lower()
         headers[key] = f"{headers[key]},{value}" if key in headers else value
-    return CallContext.from_headers(headers, lowered=True)
+    return CallContext.from_headers(headers, lowered=True, peer=partial(peer_subject, context))
 
 
 async def abort(context: Ctx, exc: BaseException) -> None:

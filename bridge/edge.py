@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from functools import partial
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -17,13 +18,24 @@ log = logging.getLogger("bridge")
 def call_context(request: web.Request) -> CallContext:
     """Service parameters from headers; `A2A-Version` may also be a query parameter."""
     headers = {k.lower(): v for k, v in request.headers.items()}
+    peer = partial(peer_subject, request) if request.secure else None
     if not request.query_string:  # most calls have none: no query to parse
-        return CallContext.from_headers(headers, lowered=True)
+        return CallContext.from_headers(headers, lowered=True, peer=peer)
     for key, value in request.query.items():
         if key.lower() == "a2a-version":
             headers["a2a-version"] = value
-    ctx = CallContext.from_headers(headers, lowered=True)
+    ctx = CallContext.from_headers(headers, lowered=True, peer=peer)
     return dataclasses.replace(ctx, query=dict(request.query))
+
+
+def peer_subject(request: web.Request) -> str | None:
+    """The verified client certificate's common name (mutual TLS), if any."""
+    cert = request.transport.get_extra_info("peercert") if request.transport else None
+    for rdn in (cert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return None
 
 
 def auth_headers(exc: BaseException) -> dict[str, str]:

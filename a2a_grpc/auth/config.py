@@ -9,6 +9,8 @@ Each configured scheme is one alternative: a caller passes with any of them.
   (its discovery document names the JWKS): Bearer JWTs, with
   `--jwt-issuer`, `--jwt-audience` and `--require-scope` (repeatable).
   Card scheme `bearer` (HTTP Bearer, JWT) or `oidc` (OpenID Connect).
+- `--tls-client-ca` (see a2a_grpc/tls.py): a verified client certificate
+  admits its common name. Card scheme `mtls`.
 - `--authenticator SCHEME=MODULE:ATTR`: your own Verifier (an instance, or a
   factory called with no arguments) for a scheme the agent's card declares.
 """
@@ -26,6 +28,7 @@ from generated.a2a_pb2 import AgentCard
 from .apikey import LOCATIONS, ApiKeyVerifier
 from .identity import Verifier
 from .jwt import Jwks, JwtVerifier
+from .mtls import MtlsVerifier
 
 DISCOVERY = "/.well-known/openid-configuration"
 
@@ -42,11 +45,12 @@ class AuthOptions:
     jwt_audience: str | None = None
     scopes: tuple[str, ...] = ()
     authenticators: dict[str, str] = field(default_factory=dict)  # scheme -> MODULE:ATTR
+    mtls: bool = False  # client certificates are verified (--tls-client-ca): a credential
 
     @property
     def any(self) -> bool:
         return bool(self.api_keys or self.jwt_jwks or self.jwt_keys or self.oidc_issuer
-                    or self.authenticators)
+                    or self.authenticators or self.mtls)
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +83,8 @@ def options_from(args: argparse.Namespace) -> AuthOptions:
         plugins[scheme] = target
     return AuthOptions(args.api_keys, args.api_key_in, args.api_key_name, args.jwt_jwks,
                        tuple(args.jwt_key), args.oidc_issuer, args.jwt_issuer,
-                       args.jwt_audience, tuple(args.require_scope), plugins)
+                       args.jwt_audience, tuple(args.require_scope), plugins,
+                       mtls=args.tls_client_ca is not None)
 
 
 def read_api_keys(path: Path) -> dict[str, str]:
@@ -115,9 +120,13 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
         card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = url
         verifiers["oidc"] = _jwt("oidc", options, Jwks(url, discovery=True),
                                  issuer=options.jwt_issuer or options.oidc_issuer.rstrip("/"))
+    if options.mtls:
+        card.security_schemes["mtls"].mtls_security_scheme.description = (
+            "a client certificate signed by the agent's client CA")
+        verifiers["mtls"] = MtlsVerifier("mtls")
     for name in verifiers:
         card.security_requirements.add().schemes[name].list.extend(
-            options.scopes if name != "apiKey" else ())
+            options.scopes if name in ("bearer", "oidc") else ())
     for name, target in options.authenticators.items():
         if name not in card.security_schemes:
             raise ValueError(f"--authenticator {name}: the agent's card declares no such "

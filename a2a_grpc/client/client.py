@@ -39,6 +39,7 @@ from ..core import lifecycle
 from ..core.errors import UnavailableError
 from ..streams import LAST_EVENT_ID, EventStream
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from .tls import grpc_credentials, ssl_context
 from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
 
 log = logging.getLogger("a2a_grpc.client")
@@ -60,6 +61,13 @@ class ClientOptions:
     backoff: float = 0.2
     resume: bool = True
     interceptors: Sequence[Interceptor] = ()
+    ca_file: str | None = None  # trust this CA bundle (default: the system's)
+    cert_file: str | None = None  # a client certificate for mutual TLS (PEM)...
+    key_file: str | None = None  # ...and its key (default: in cert_file)
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.ca_file or self.cert_file)
 
 
 class A2AClient:
@@ -76,31 +84,41 @@ class A2AClient:
     @classmethod
     async def connect(cls, url: str, options: ClientOptions | None = None) -> A2AClient:
         options = options or ClientOptions()
-        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(
-            total=None, sock_connect=10, sock_read=None))
+        context = ssl_context(options.ca_file, options.cert_file, options.key_file)
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=context) if context is not None else None,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None))
         try:
-            if url.startswith("grpc://"):
+            if url.startswith(("grpc://", "grpcs://")):
                 card = pb.AgentCard(name=url, supported_interfaces=[pb.AgentInterface(
                     url=url, protocol_binding="GRPC", protocol_version=CURRENT_VERSION)])
                 card.capabilities.streaming = True
                 card.capabilities.extensions.add(uri=RESUMABLE_STREAMS.uri)
             else:
                 card = await fetch_card(session, url)
-            return cls.from_card(card, options, session)
+            secure = url.startswith(("https://", "grpcs://"))
+            return cls.from_card(card, options, session, secure=secure)
         except BaseException:
             await session.close()
             raise
 
     @classmethod
     def from_card(cls, card: pb.AgentCard, options: ClientOptions | None = None,
-                  session: aiohttp.ClientSession | None = None) -> A2AClient:
+                  session: aiohttp.ClientSession | None = None, *,
+                  secure: bool = False) -> A2AClient:
+        """`secure`: the card came over TLS, so gRPC uses TLS too."""
         options = options or ClientOptions()
         interface = choose_interface(card, options.prefer or BINDINGS, bool(options.prefer))
         session = session or aiohttp.ClientSession()
         binding = interface.protocol_binding
         transport: Transport
         if binding == "GRPC":
-            transport = GrpcTransport(interface.url.removeprefix("grpc://"))
+            credentials = None
+            if secure or options.tls:
+                credentials = grpc_credentials(options.ca_file, options.cert_file,
+                                               options.key_file)
+            target = interface.url.removeprefix("grpcs://").removeprefix("grpc://")
+            transport = GrpcTransport(target, credentials)
         elif binding == "JSONRPC":
             transport = JsonRpcTransport(session, interface.url)
         else:

@@ -48,6 +48,9 @@ def add_commands(sub: Any) -> None:
         p.add_argument("--api-key", help="sent as the card's API key scheme says")
         p.add_argument("--bearer", help="sent as Authorization: Bearer ...")
         p.add_argument("--tenant", help="tenant for every request (default: the interface's)")
+        p.add_argument("--ca", metavar="PEM", help="trust this CA bundle (TLS)")
+        p.add_argument("--cert", metavar="PEM", help="client certificate (mutual TLS)")
+        p.add_argument("--key", metavar="PEM", help="its key (default: in --cert)")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds per call")
         p.add_argument("--json", action="store_true", help="one JSON object per line")
 
@@ -109,7 +112,8 @@ def options_of(args: argparse.Namespace) -> ClientOptions:
         headers[name.strip()] = value.strip()
     return ClientOptions(prefer=[BINDINGS[args.binding]] if args.binding else (),
                          headers=headers, api_key=args.api_key, bearer=args.bearer,
-                         tenant=args.tenant, timeout=args.timeout)
+                         tenant=args.tenant, timeout=args.timeout, ca_file=args.ca,
+                         cert_file=args.cert, key_file=args.key)
 
 
 async def run(args: argparse.Namespace) -> int:

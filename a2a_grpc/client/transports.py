@@ -238,12 +238,13 @@ class RestTransport:
 class GrpcTransport:
     binding = "GRPC"
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, credentials: grpc.ChannelCredentials | None = None) -> None:
         self.target = target
         # Reconnect quickly after a drop (gRPC's default first backoff is 1 s).
-        self.channel = grpc.aio.insecure_channel(target, options=[
-            ("grpc.initial_reconnect_backoff_ms", 100), ("grpc.min_reconnect_backoff_ms", 100),
-            ("grpc.max_reconnect_backoff_ms", 5000)])
+        options = [("grpc.initial_reconnect_backoff_ms", 100),
+                   ("grpc.min_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 5000)]
+        self.channel = (grpc.aio.insecure_channel(target, options=options) if credentials is None
+                        else grpc.aio.secure_channel(target, credentials, options=options))
         self._stub = A2AServiceStub(self.channel)
 
     async def close(self) -> None:
