@@ -149,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--push-keys", type=Path, metavar="DIR",
                    help="sign push notifications (JWT) with the PEM keys in DIR, creating "
                         "one if there is none; the JWKS is served at /.well-known/jwks.json")
+    s.add_argument("--card-keys", type=Path, metavar="DIR",
+                   help="sign the agent card (JWS, spec 8.4) with the newest PEM key in DIR, "
+                        "creating one if there is none; its JWKS is /.well-known/jwks.json")
     s.add_argument("--push-timeout", type=float, default=10.0,
                    help="seconds per webhook attempt (default 10)")
     s.add_argument("--push-attempts", type=int, default=8,
@@ -193,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                            args.store, args.retention, push,
                            grpc_public=args.grpc_public_address,
                            interrupted_only=args.follow_ups == "interrupted",
-                           auth=auth_options(args)), args.loop)
+                           auth=auth_options(args), card_keys=args.card_keys), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace), args.loop)
     except ValueError as exc:

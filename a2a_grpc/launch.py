@@ -30,6 +30,7 @@ from generated.a2a_pb2 import AgentCapabilities, AgentCard
 from .agent import AgentExecutor
 from .auth import AuthenticatedService, Gate
 from .auth.config import AuthOptions, configure
+from .card_signing import sign as sign_card
 from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
 from .push.policy import PushPolicy
@@ -128,10 +129,11 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
                 retention_s: float | None = None, push: PushOptions | None = None, *,
                 grpc_public: str | None = None, interrupted_only: bool = False,
-                auth: AuthOptions | None = None) -> None:
+                auth: AuthOptions | None = None, card_keys: Path | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
     the gRPC address the card advertises (default: HOST:PORT as bound).
-    `auth`: the schemes callers authenticate with (none: everyone is admitted)."""
+    `auth`: the schemes callers authenticate with (none: everyone is admitted).
+    `card_keys`: sign the card (spec §8.4) with the newest key in this folder."""
     push = push or PushOptions()
     card = card_for(agent)
     gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
@@ -158,8 +160,10 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             handler.attach_sender(sender.wake)
         grpc_server = await start_grpc(handler, grpc_host, grpc_port, service, http.tls)
         cleanup.push_async_callback(grpc_server.stop, grace)
+        card_signers = load_keys(card_keys, prefix="card") if card_keys is not None else []
+        published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
         runner, http_port = await start_http(
-            service, card, http, grace, signer.jwks() if signer else None,
+            service, card, http, grace, {"keys": list(published.values())} if published else None,
             sender.metrics if sender else None)
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:
@@ -176,6 +180,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             signer.issuer = base
             signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
         handler.card = public_card(card, interfaces, signed)
+        if card_signers:
+            handler.card = sign_card(handler.card, card_signers[0], jku=base + JWKS_PATH)
         runner.app[CARD].update(handler.card)
         log.info("listening: gRPC on %s, HTTP on %s", host_port(grpc_host, grpc_server.port),
                  host_port(http.host, http_port))

@@ -24,14 +24,17 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+import aiohttp
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from generated import a2a_pb2 as pb
 
+from ..card_signing import CardSignatureError
 from ..core import lifecycle, states
 from ..core.errors import A2AError
 from .client import A2AClient, ClientOptions
+from .verify import verify_card
 
 BINDINGS = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 EXIT = {states.COMPLETED: 0, states.FAILED: 1, states.REJECTED: 1, states.CANCELED: 1,
@@ -66,6 +69,9 @@ def add_commands(sub: Any) -> None:
 
     c = sub.add_parser("card", help="show an agent's card")
     common(c)
+    c.add_argument("--verify", action="store_true",
+                   help="check the card's signature (exit 5 when it does not verify)")
+    c.add_argument("--jwks", metavar="URL", help="with --verify: the key set to trust")
     for name, helptext in (("send", "send a message, wait for the answer"),
                            ("stream", "send a message and follow it live")):
         p = sub.add_parser(name, help=helptext)
@@ -128,10 +134,23 @@ async def run(args: argparse.Namespace) -> int:
         return 4
 
 
+async def _verify(client: A2AClient, args: argparse.Namespace) -> int:
+    async with aiohttp.ClientSession() as session:
+        try:
+            kid = await verify_card(client.card, args.url, session, args.jwks)
+        except (CardSignatureError, aiohttp.ClientError, ValueError) as exc:
+            print(f"a2a-grpc: the card's signature does not verify: {exc}", file=sys.stderr)
+            return 5
+    print(f"   signature: valid (key {kid})")
+    return 0
+
+
 async def _verb(client: A2AClient, args: argparse.Namespace, out: Output) -> int:
     verb = args.command
     if verb == "card":
         out.card(client.card, client.interface)
+        if args.verify:
+            return await _verify(client, args)
         return 0
     if verb in ("send", "stream"):
         req = client.text_request(args.text, task_id=args.task, context_id=args.context,

@@ -61,14 +61,14 @@ class SigningKey:
         return cls(kid, alg, private, {**jwk, "kid": kid, "alg": alg, "use": "sig"})
 
 
-def load_keys(directory: Path, create: bool = True) -> list[SigningKey]:
+def load_keys(directory: Path, create: bool = True, prefix: str = "push") -> list[SigningKey]:
     """Every `*.pem` in `directory`, newest first (the newest signs). With none,
     a P-256 key is generated there (`create`)."""
     directory.mkdir(parents=True, exist_ok=True)
     files = sorted(directory.glob("*.pem"), key=lambda p: p.stat().st_mtime, reverse=True)
     if not files and create:
         key = ec.generate_private_key(ec.SECP256R1())
-        path = directory / f"push-{int(time.time())}.pem"
+        path = directory / f"{prefix}-{int(time.time())}.pem"
         path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                            serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))
