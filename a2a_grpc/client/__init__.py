@@ -6,8 +6,9 @@
             ...
 """
 
-from .client import A2AClient, ClientOptions
+from .client import A2AClient
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from .options import ClientOptions
 
 __all__ = ["A2AClient", "AgentUnreachableError", "BadResponseError", "ClientOptions",
            "NoUsableInterfaceError"]

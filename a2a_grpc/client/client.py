@@ -22,12 +22,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import aiohttp
-from google.protobuf import json_format
 from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
@@ -38,36 +36,15 @@ from ..context import CURRENT_VERSION
 from ..core import lifecycle
 from ..core.errors import UnavailableError
 from ..streams import LAST_EVENT_ID, EventStream
-from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from .cards import api_key_header, choose_interface, fetch_card
+from .errors import AgentUnreachableError
+from .options import ClientOptions
 from .tls import grpc_credentials, ssl_context
 from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
 
 log = logging.getLogger("a2a_grpc.client")
-CARD_PATH = "/.well-known/agent-card.json"
 BINDINGS = ("GRPC", "JSONRPC", "HTTP+JSON")
 M = TypeVar("M", bound=Message)
-Interceptor = Callable[[str, dict[str, str]], None]  # (rpc name, headers to send)
-
-
-@dataclass(frozen=True, slots=True)
-class ClientOptions:
-    prefer: Sequence[str] = ()  # bindings, best first; empty = the card's own order
-    headers: Mapping[str, str] = field(default_factory=dict)
-    api_key: str | None = None
-    bearer: str | None = None
-    tenant: str | None = None  # overrides the interface's tenant
-    timeout: float = 60.0  # per unary call; streams are not cut
-    retries: int = 3
-    backoff: float = 0.2
-    resume: bool = True
-    interceptors: Sequence[Interceptor] = ()
-    ca_file: str | None = None  # trust this CA bundle (default: the system's)
-    cert_file: str | None = None  # a client certificate for mutual TLS (PEM)...
-    key_file: str | None = None  # ...and its key (default: in cert_file)
-
-    @property
-    def tls(self) -> bool:
-        return bool(self.ca_file or self.cert_file)
 
 
 class A2AClient:
@@ -217,7 +194,7 @@ class A2AClient:
         if self.options.bearer:
             headers["Authorization"] = f"Bearer {self.options.bearer}"
         if self.options.api_key:
-            headers[_api_key_header(self.card)] = self.options.api_key
+            headers[api_key_header(self.card)] = self.options.api_key
         for intercept in self.options.interceptors:
             intercept(rpc, headers)
         return headers
@@ -320,54 +297,3 @@ def _task_id(event: pb.StreamResponse) -> str:
     if kind == "artifact_update":
         return event.artifact_update.task_id
     return ""
-
-
-def _api_key_header(card: pb.AgentCard) -> str:
-    for scheme in card.security_schemes.values():
-        if scheme.WhichOneof("scheme") == "api_key_security_scheme":
-            key = scheme.api_key_security_scheme
-            if key.location.lower() == "header" and key.name:
-                return key.name
-    return "X-API-Key"
-
-
-async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
-    """The agent card at URL (a base URL, or the card's own URL), validated."""
-    card_url = url if url.endswith(".json") else url.rstrip("/") + CARD_PATH
-    try:
-        async with session.get(card_url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
-            if resp.status != 200:
-                raise BadResponseError(
-                    f"no agent card at {card_url} (HTTP {resp.status}); is {url} an A2A agent?")
-            data = await resp.json(content_type=None)
-    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-        raise AgentUnreachableError(f"cannot reach {card_url}: {exc}") from None
-    except ValueError:
-        raise BadResponseError(f"{card_url} is not JSON, so not an agent card") from None
-    if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
-        raise NoUsableInterfaceError(
-            f"the card at {card_url} is an A2A 0.3 card (a top-level url, no "
-            "supportedInterfaces); this client speaks A2A 1.0")
-    try:
-        card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
-    except (json_format.ParseError, TypeError) as exc:
-        raise BadResponseError(f"the card at {card_url} is not a valid AgentCard: {exc}") from None
-    if not card.supported_interfaces:
-        raise NoUsableInterfaceError(f"the card at {card_url} lists no interfaces")
-    return card
-
-
-def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
-                     client_order: bool) -> pb.AgentInterface:
-    """The card's first interface we speak, or (client_order) our first choice it offers."""
-    usable = [i for i in card.supported_interfaces
-              if i.protocol_binding in bindings and i.protocol_version.startswith("1.")]
-    if client_order:
-        usable.sort(key=lambda i: list(bindings).index(i.protocol_binding))
-    if not usable:
-        offered = ", ".join(f"{i.protocol_binding} {i.protocol_version}"
-                            for i in card.supported_interfaces) or "nothing"
-        raise NoUsableInterfaceError(
-            f"{card.name or 'the agent'} offers {offered}; this client speaks "
-            f"{', '.join(bindings)} over A2A 1.x (try another --binding)")
-    return usable[0]

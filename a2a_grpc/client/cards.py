@@ -1,0 +1,66 @@
+"""Reading an agent's card: fetching and checking it, choosing the interface
+to call, and where it wants an API key."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import aiohttp
+from google.protobuf import json_format
+
+from generated import a2a_pb2 as pb
+
+from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+def api_key_header(card: pb.AgentCard) -> str:
+    for scheme in card.security_schemes.values():
+        if scheme.WhichOneof("scheme") == "api_key_security_scheme":
+            key = scheme.api_key_security_scheme
+            if key.location.lower() == "header" and key.name:
+                return key.name
+    return "X-API-Key"
+
+
+async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
+    """The agent card at URL (a base URL, or the card's own URL), validated."""
+    card_url = url if url.endswith(".json") else url.rstrip("/") + CARD_PATH
+    try:
+        async with session.get(card_url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
+            if resp.status != 200:
+                raise BadResponseError(
+                    f"no agent card at {card_url} (HTTP {resp.status}); is {url} an A2A agent?")
+            data = await resp.json(content_type=None)
+    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        raise AgentUnreachableError(f"cannot reach {card_url}: {exc}") from None
+    except ValueError:
+        raise BadResponseError(f"{card_url} is not JSON, so not an agent card") from None
+    if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
+        raise NoUsableInterfaceError(
+            f"the card at {card_url} is an A2A 0.3 card (a top-level url, no "
+            "supportedInterfaces); this client speaks A2A 1.0")
+    try:
+        card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError) as exc:
+        raise BadResponseError(f"the card at {card_url} is not a valid AgentCard: {exc}") from None
+    if not card.supported_interfaces:
+        raise NoUsableInterfaceError(f"the card at {card_url} lists no interfaces")
+    return card
+
+
+def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
+                     client_order: bool) -> pb.AgentInterface:
+    """The card's first interface we speak, or (client_order) our first choice it offers."""
+    usable = [i for i in card.supported_interfaces
+              if i.protocol_binding in bindings and i.protocol_version.startswith("1.")]
+    if client_order:
+        usable.sort(key=lambda i: list(bindings).index(i.protocol_binding))
+    if not usable:
+        offered = ", ".join(f"{i.protocol_binding} {i.protocol_version}"
+                            for i in card.supported_interfaces) or "nothing"
+        raise NoUsableInterfaceError(
+            f"{card.name or 'the agent'} offers {offered}; this client speaks "
+            f"{', '.join(bindings)} over A2A 1.x (try another --binding)")
+    return usable[0]

@@ -1,0 +1,29 @@
+"""How an A2AClient connects and what it sends besides the request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+Interceptor = Callable[[str, dict[str, str]], None]  # (rpc name, headers to send)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    prefer: Sequence[str] = ()  # bindings, best first; empty = the card's own order
+    headers: Mapping[str, str] = field(default_factory=dict)
+    api_key: str | None = None
+    bearer: str | None = None
+    tenant: str | None = None  # overrides the interface's tenant
+    timeout: float = 60.0  # per unary call; streams are not cut
+    retries: int = 3
+    backoff: float = 0.2
+    resume: bool = True
+    interceptors: Sequence[Interceptor] = ()
+    ca_file: str | None = None  # trust this CA bundle (default: the system's)
+    cert_file: str | None = None  # a client certificate for mutual TLS (PEM)...
+    key_file: str | None = None  # ...and its key (default: in cert_file)
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.ca_file or self.cert_file)
