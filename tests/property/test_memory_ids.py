@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_grpc.stores.memory import _pack_ids, _unpack_ids
+from a2a_grpc.stores.memory_rows import _pack_ids, _unpack_ids
 
 ids = st.text(max_size=12).map(str.encode) | st.binary(max_size=12) | st.sampled_from(
     [b"", b"\xff", b"\xff\x01", b"\x01", b"\x00\xff", b"task-1", b"c"])
