@@ -55,14 +55,12 @@ def _config_set(p: Json) -> Json:
     config = v03.push_config_in(as_object(p.get("pushNotificationConfig"),
                                         "pushNotificationConfig"))
     task_id = p.get("taskId", "")
-    # 0.3 servers name a config given without an id after its task, so that a
-    # `get` naming only the task finds it.
-    return {"taskId": task_id, **config, "id": config.get("id") or task_id}
+    return {"taskId": task_id, **config, "id": v03.config_id(config.get("id"), task_id)}
 
 
 def _config_of(p: Json) -> Json:
     task_id = _task_id(p)["id"]
-    return {"taskId": task_id, "id": p.get("pushNotificationConfigId") or task_id}
+    return {"taskId": task_id, "id": v03.config_id(p.get("pushNotificationConfigId"), task_id)}
 
 
 def _configs(r: Json) -> list[Json]:

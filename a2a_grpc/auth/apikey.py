@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 
 from ..context import CallContext
 from ..core.errors import UnauthenticatedError
@@ -39,7 +39,10 @@ class ApiKeyVerifier:
         if not raw:
             return None
         cookie = SimpleCookie()
-        cookie.load(raw)
+        try:
+            cookie.load(raw)
+        except CookieError:
+            return None  # an unreadable Cookie header carries no key
         morsel = cookie.get(self.name)
         return None if morsel is None else morsel.value
 

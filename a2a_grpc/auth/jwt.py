@@ -116,6 +116,8 @@ class JwtVerifier:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError as exc:
             raise self._bad(f"the bearer token is not a JWT: {exc}") from None
+        if kid is not None and not isinstance(kid, str):
+            raise self._bad("the bearer token's kid must be a string")
         candidates = [await self.jwks.key(kid)] if self.jwks is not None else self.keys
         claims: dict[str, Any] | None = None
         error: jwt.PyJWTError | None = None
@@ -132,9 +134,11 @@ class JwtVerifier:
                 raise self._bad(f"the bearer token is not valid: {exc}") from None
         if claims is None:
             raise self._bad(f"the bearer token is not valid: {error}")
-        scopes = claims.get("scope", "")
-        listed = scopes.split() if isinstance(scopes, str) else list(claims.get("scp", []))
-        return Identity(str(claims.get("sub", "")), self.scheme, frozenset(listed), claims)
+        scope, scp = claims.get("scope"), claims.get("scp")
+        listed = scope.split() if isinstance(scope, str) else scp if isinstance(scp, list) else []
+        if not all(isinstance(s, str) for s in listed):
+            raise self._bad("the bearer token's scp claim must be a list of strings")
+        return Identity(str(claims["sub"]), self.scheme, frozenset(listed), claims)
 
     @staticmethod
     def _bad(why: str) -> UnauthenticatedError:

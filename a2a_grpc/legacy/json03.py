@@ -34,6 +34,13 @@ ROLE_NAMES = {v: k for k, v in ROLES.items()}
 Json = dict[str, Any]
 
 
+def config_id(given: str | None, task_id: str) -> str:
+    """A 0.3 push config's id: the one given, else its task's. 0.3 servers name
+    a config set without an id after its task, so that a `get` naming only
+    the task finds it (on every 0.3 binding)."""
+    return given or task_id
+
+
 def invalid(where: str, why: str) -> InvalidParamsError:
     return InvalidParamsError(f"{where} {why}", violations=[FieldViolation(where, why)])
 

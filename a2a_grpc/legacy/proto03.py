@@ -19,22 +19,19 @@ from google.protobuf.struct_pb2 import Struct
 from generated import a2a_pb2 as v1
 from generated import a2a_v03_pb2 as v03
 
-from ..core.errors import FieldViolation, InvalidParamsError
 from ..core.states import SETTLED
+from . import json03
+from .json03 import invalid
 
 TASKS = "tasks/"
 CONFIGS = "/pushNotificationConfigs/"
-
-
-def _bad(where: str, why: str) -> InvalidParamsError:
-    return InvalidParamsError(f"{where} {why}", violations=[FieldViolation(where, why)])
 
 
 def task_id_of(name: str, where: str = "name") -> str:
     """`tasks/{id}` -> id (a bare id is taken as it is)."""
     task_id = name.removeprefix(TASKS)
     if not task_id or "/" in task_id:
-        raise _bad(where, f"must be tasks/{{id}}, got {name!r}")
+        raise invalid(where, f"must be tasks/{{id}}, got {name!r}")
     return task_id
 
 
@@ -42,7 +39,7 @@ def config_name_of(name: str, where: str = "name") -> tuple[str, str]:
     """`tasks/{id}/pushNotificationConfigs/{config}` -> (task id, config id)."""
     task, sep, config = name.removeprefix(TASKS).partition(CONFIGS)
     if not sep or not task or not config or "/" in task or "/" in config:
-        raise _bad(where, f"must be tasks/{{id}}/pushNotificationConfigs/{{configId}}, "
+        raise invalid(where, f"must be tasks/{{id}}/pushNotificationConfigs/{{configId}}, "
                           f"got {name!r}")
     return task, config
 
@@ -80,9 +77,9 @@ def message_in(m: v03.Message) -> v1.Message:
 
 def push_config_in(c: v03.PushNotificationConfig, task_id: str, config_id: str = ""
                    ) -> v1.TaskPushNotificationConfig:
-    """0.3 names a config given without an id after its task, so that a `get`
-    naming only the task finds it (as its JSON-RPC binding does here)."""
-    out = v1.TaskPushNotificationConfig(task_id=task_id, id=config_id or c.id or task_id,
+    """Named as json03.config_id says, like on 0.3's JSON-RPC binding."""
+    out = v1.TaskPushNotificationConfig(task_id=task_id,
+                                        id=json03.config_id(config_id or c.id, task_id),
                                         url=c.url, token=c.token)
     if c.HasField("authentication"):
         schemes = c.authentication.schemes

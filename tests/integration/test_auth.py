@@ -4,6 +4,8 @@ by a local HTTP server, its keys made and rotated during the test."""
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
 import time
@@ -159,6 +161,14 @@ async def test_bad_credentials(stack: StackFactory, tmp_path: Path, issuer: Issu
         "forged": {"Authorization": f"Bearer {issuer.token(key=stranger)}"},
         "unknown key id": {"Authorization": f"Bearer {issuer.token(key=stranger, kid='x')}"},
         "not a JWT": {"Authorization": "Bearer abc.def"},
+        "scp not a list of strings": {"Authorization": "Bearer " + jwt.encode(
+            {"sub": "x", "scp": [1, 2], "exp": int(time.time()) + 60, "aud": AUDIENCE,
+             "iss": ISSUER}, issuer.keys[issuer.kid], algorithm="RS256",
+            headers={"kid": issuer.kid})},
+        "unreadable cookie, no key": {"Cookie": 'api_key="x'},
+        "kid not a string": {"Authorization": "Bearer " + ".".join(
+            base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
+            for part in ({"alg": "RS256", "kid": ["k1"]}, {"sub": "x"})) + ".c2ln"},
         "alg none": {"Authorization": "Bearer " + jwt.encode(
             {"sub": "mallory", "exp": int(time.time()) + 60, "aud": AUDIENCE, "iss": ISSUER},
             "", algorithm="none")},

@@ -162,3 +162,29 @@ async def test_the_card_keeps_security_schemes_and_requirements(serve: Serve) ->
     assert (cc.token_url, dict(cc.scopes)) == ("https://auth.example.com/token",
                                                {"tasks": "use tasks"})
     assert list(got.security[0].schemes["oauth"].list) == ["tasks"]
+
+
+@pytest.mark.parametrize("request_", [
+    v03.SendMessageRequest(),  # no message at all
+    v03.SendMessageRequest(request=v03.Message(message_id="m", role=v03.ROLE_USER,
+                                               content=[v03.Part()])),  # a part with nothing
+    v03.SendMessageRequest(request=msg("x"), configuration=v03.SendMessageConfiguration(
+        blocking=True, push_notification=v03.PushNotificationConfig(url="not a url"))),
+])
+async def test_bad_sends_are_invalid_params_never_internal(
+        serve: Serve, request_: v03.SendMessageRequest) -> None:
+    s = await serve()
+    seen = await fails(stub(s).SendMessage(request_))
+    assert seen.code == grpc.StatusCode.INVALID_ARGUMENT, seen
+
+
+async def test_bad_push_config_names_are_invalid_params(serve: Serve) -> None:
+    s = await serve()
+    for parent in ("", "tasks/", "tasks/a/b", "jobs/a"):
+        seen = await fails(stub(s).CreateTaskPushNotificationConfig(
+            v03.CreateTaskPushNotificationConfigRequest(parent=parent)))
+        assert seen.code == grpc.StatusCode.INVALID_ARGUMENT, parent
+    for name in ("", "tasks/a", "tasks/a/pushNotificationConfigs/", "x/y"):
+        seen = await fails(stub(s).DeleteTaskPushNotificationConfig(
+            v03.DeleteTaskPushNotificationConfigRequest(name=name)))
+        assert seen.code == grpc.StatusCode.INVALID_ARGUMENT, name

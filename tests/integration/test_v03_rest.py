@@ -133,6 +133,9 @@ async def test_the_card(stack: StackFactory) -> None:
     ("POST", "/v1/message:send", {"message": {"role": "ROLE_NOBODY"}}, 422, -32602),
     ("POST", "/v1/message:send", [1], 422, -32602),
     ("GET", "/v1/tasks/x?historyLength=many", None, 422, -32602),
+    ("POST", "/v1/tasks/x/pushNotificationConfigs", {"config": 5}, 422, -32602),
+    ("POST", "/v1/tasks/x/pushNotificationConfigs", [1], 422, -32602),
+    ("POST", "/v1/message:stream", {"message": {"content": [{"file": {}}]}}, 422, -32602),
 ])
 async def test_errors_are_03_shaped(stack: StackFactory, verb: str, path: str, body: Any,
                                     status: int, code: int) -> None:
