@@ -30,6 +30,7 @@ from typing import Protocol
 from google.protobuf.struct_pb2 import Struct
 
 from generated.a2a_pb2 import (
+    AgentCard,
     Message,
     Part,
     Role,
@@ -41,6 +42,7 @@ from generated.a2a_pb2 import (
 
 from .context import CallContext
 from .core import states
+from .core.errors import PermissionDeniedError
 from .core.ids import new_id
 
 
@@ -82,6 +84,14 @@ class RequestContext:
         """The message's text parts joined by newlines."""
         return "\n".join(p.text for p in self.message.parts if p.WhichOneof("content") == "text")
 
+    def require_skill(self, skill_id: str) -> None:
+        """Refuse (PermissionDeniedError, before the first event: the call
+        fails with it) when the card gives this skill securityRequirements
+        the caller does not meet."""
+        if skill_id in self.call.denied_skills:
+            raise PermissionDeniedError(
+                f"the credentials do not meet the security requirements of skill {skill_id!r}")
+
 
 class AgentExecutor:
     """Subclass and implement `execute`; override `cancel` to stop cleanly.
@@ -118,6 +128,18 @@ class AgentExecutor:
         to pick the work up again (emit events as in `execute`); by default the
         server marks such tasks FAILED, saying it restarted."""
         raise NotImplementedError
+
+    async def extended_card(self, call: CallContext) -> AgentCard | None:
+        """Override to offer an extended agent card (GetExtendedAgentCard) to
+        callers past the card's security requirements; `call.identity` says
+        who asks, so the card may be tailored to them. Interfaces and security
+        schemes left empty are the public card's; skills the caller may not
+        use (`call.denied_skills`) are left out. None: nothing for this caller."""
+        return None
+
+    @property
+    def offers_extended_card(self) -> bool:
+        return type(self).extended_card is not AgentExecutor.extended_card
 
     @property
     def resumable(self) -> bool:

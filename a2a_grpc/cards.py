@@ -16,7 +16,7 @@ says what clients really use with --public-url / --grpc-public-address.
 from __future__ import annotations
 
 import socket
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -70,6 +70,8 @@ def card_for(agent: AgentExecutor) -> AgentCard:
         card.default_input_modes.append("text/plain")
         card.default_output_modes.append("text/plain")
     del card.supported_interfaces[:]
+    if agent.offers_extended_card:
+        card.capabilities.extended_agent_card = True
     return card
 
 
@@ -93,6 +95,24 @@ def public_card(own: AgentCard, interfaces: Sequence[Interface],
             description="Push notifications carry a JWT (ES256/RS256) in the "
                         f"{signed_push.header} header: iss, aud = the webhook URL, iat, "
                         "exp, jti, taskId and body_sha256; keys at jwksUrl."))
+    return out
+
+
+def extended_view(public: AgentCard, own: AgentCard, denied: Collection[str]) -> AgentCard:
+    """The extended card a caller gets: `own` (the agent's), with the public
+    card's interfaces and security where it names none, without `denied` skills."""
+    out = AgentCard()
+    out.CopyFrom(own)
+    if not out.supported_interfaces:
+        out.supported_interfaces.extend(public.supported_interfaces)
+    if not out.security_schemes:
+        for name, scheme in public.security_schemes.items():
+            out.security_schemes[name].CopyFrom(scheme)
+        out.security_requirements.extend(public.security_requirements)
+    if denied:
+        kept = [s for s in out.skills if s.id not in denied]
+        del out.skills[:]
+        out.skills.extend(kept)
     return out
 
 

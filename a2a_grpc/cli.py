@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
 import sys
@@ -13,6 +14,7 @@ from typing import Any
 
 from bridge import BridgeConfig
 
+from .auth.basic import hash_password
 from .auth.config import add_flags as add_auth_flags
 from .auth.config import options_from as auth_options
 from .cards import grpc_address
@@ -71,6 +73,24 @@ async def _dead_letters(url: str, limit: int) -> int:
                               "attempts": d.attempts, "error": d.last_error}))
     finally:
         await store.close()
+    return 0
+
+
+def _passwd(user: str) -> int:
+    if not user or ":" in user:
+        print("a2a-grpc passwd: a user name is not empty and has no ':'", file=sys.stderr)
+        return 2
+    if sys.stdin.isatty():
+        password = getpass.getpass(f"password for {user}: ")
+        if getpass.getpass("again: ") != password:
+            print("a2a-grpc passwd: the two passwords differ", file=sys.stderr)
+            return 2
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        print("a2a-grpc passwd: empty password", file=sys.stderr)
+        return 2
+    print(f"{user}:{hash_password(password)}")
     return 0
 
 
@@ -174,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
                        help="list push notifications that were given up on (newest last)")
     d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
     d.add_argument("--limit", type=int, default=100)
+    pw = sub.add_parser("passwd", help="a line for serve --basic-users: USER:HASH (the "
+                        "password is read from the terminal, or from stdin when piped)")
+    pw.add_argument("user")
     args = parser.parse_args(argv)
+    if args.command == "passwd":
+        return _passwd(args.user)
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
     if args.command in VERBS:

@@ -29,6 +29,9 @@ class CallContext:
     `generation`: the A2A generation the call was written in when the edge
     translated it from an earlier one ("0.3", "0.1"); "" for 1.0. Push
     configs it sets are delivered in that generation's shape.
+    `denied_skills`: ids of the card's skills whose own securityRequirements
+    this caller does not meet (the extended card omits them;
+    RequestContext.require_skill refuses them).
     """
 
     user: str = ""
@@ -43,6 +46,7 @@ class CallContext:
     # The verified client certificate's subject (mutual TLS), asked lazily:
     # None when the call came without TLS or without a client certificate.
     peer: Callable[[], str | None] | None = None
+    denied_skills: frozenset[str] = frozenset()
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",

@@ -6,6 +6,11 @@
   the echo; cancel it at any point
 - `ask`: INPUT_REQUIRED with a question; the answer completes the task
 - `reply T`: a direct Message `T`, no task
+- `whoami`: a direct Message naming the caller (its subject, scheme and
+  scopes; "anonymous" when the server asks for no credentials)
+
+Its extended card (GetExtendedAgentCard) adds the `whoami` skill and says
+whom it was made for.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import asyncio
 from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
+from .context import CallContext
 from .core import states
 
 MAX_STREAM_CHUNKS = 10_000
@@ -34,6 +40,8 @@ class DemoAgent(AgentExecutor):
             await events.complete()
         elif word == "reply":
             await events.reply(rest)
+        elif text == "whoami":
+            await events.reply(_who(context.call))
         elif word == "ask":
             await events.require_input("What is your answer?")
         elif word == "stream" and rest.strip().isdigit():
@@ -44,6 +52,14 @@ class DemoAgent(AgentExecutor):
             await events.working()
             await events.artifact(f"echo: {text}", name="echo")
             await events.complete()
+
+    async def extended_card(self, call: CallContext) -> AgentCard:
+        card = demo_card()
+        card.description += f" This extended card was made for {_who(call)}."
+        card.skills.add(id="whoami", name="Who am I", tags=["demo", "security"],
+                        description="`whoami`: who the server says you are.",
+                        examples=["whoami"])
+        return card
 
     async def _stream(self, events: TaskEvents, n: int) -> None:
         await events.working()
@@ -64,6 +80,14 @@ class DemoAgent(AgentExecutor):
             await events.working(f"{max(end - loop.time(), 0):.0f} s left")
         await events.artifact(f"echo: {text}", name="echo")
         await events.complete()
+
+
+def _who(call: CallContext) -> str:
+    who = call.identity
+    if who is None:
+        return "anonymous"
+    scopes = f" with scopes {', '.join(sorted(who.scopes))}" if who.scopes else ""
+    return f"{who.subject} (by {who.scheme}{scopes})"
 
 
 def _is_number(value: str) -> bool:

@@ -38,6 +38,7 @@ from generated.a2a_pb2 import (
 
 from .agent import AgentExecutor, TaskEvents
 from .bus import EventBus, LocalEventBus, Subscription
+from .cards import extended_view
 from .context import CallContext
 from .core import lifecycle, listing, states
 from .core.errors import (
@@ -376,8 +377,8 @@ class RequestHandler:
         self._preflight(ctx)
         if not self.card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("this agent does not offer an extended agent card")
-        if self.extended_card is None:
+        own = (await self.executor.extended_card(ctx) if self.executor.offers_extended_card
+               else self.extended_card)
+        if own is None:
             raise ExtendedAgentCardNotConfiguredError()
-        card = AgentCard()
-        card.CopyFrom(self.extended_card)
-        return card
+        return extended_view(self.card, own, ctx.denied_skills)

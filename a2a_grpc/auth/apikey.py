@@ -1,5 +1,7 @@
 """API keys (the card's `apiKeySecurityScheme`): in a header, a query
-parameter or a cookie, as the scheme declares. Keys are compared by their
+parameter or a cookie, as the scheme declares. gRPC has no query string,
+so a key declared in the query is also taken from metadata (a header) of
+that name. Keys are compared by their
 SHA-256 digest, so a lookup takes the same time whichever key is tried."""
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ class ApiKeyVerifier:
         if self.location == "header":
             return ctx.metadata.get(self.name.lower())
         if self.location == "query":
-            return ctx.query.get(self.name)
+            return ctx.query.get(self.name) or ctx.metadata.get(self.name.lower())
         raw = ctx.metadata.get("cookie")
         if not raw:
             return None

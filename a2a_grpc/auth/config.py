@@ -5,10 +5,15 @@ Each configured scheme is one alternative: a caller passes with any of them.
 - `--api-keys FILE`: lines `SUBJECT:KEY` (# comments); the key travels in
   the header `X-API-Key` unless `--api-key-in` / `--api-key-name` say
   otherwise. Card scheme `apiKey`.
+- `--basic-users FILE`: lines `USER:HASH` from `a2a-grpc passwd USER`:
+  HTTP Basic. Card scheme `basic`.
 - `--jwt-jwks URL`, `--jwt-key PEM` (repeatable) or `--oidc-issuer URL`
   (its discovery document names the JWKS): Bearer JWTs, with
   `--jwt-issuer`, `--jwt-audience` and `--require-scope` (repeatable).
-  Card scheme `bearer` (HTTP Bearer, JWT) or `oidc` (OpenID Connect).
+  Card scheme `bearer` (HTTP Bearer, JWT) or `oidc` (OpenID Connect);
+  with `--oauth2-token-url URL` the JWT scheme is `oauth2` instead: an
+  OAuth 2 client-credentials flow at that token endpoint, whose tokens
+  (JWTs) are checked the same way.
 - `--tls-client-ca` (see a2a_grpc/tls.py): a verified client certificate
   admits its common name. Card scheme `mtls`.
 - `--authenticator SCHEME=MODULE:ATTR`: your own Verifier (an instance, or a
@@ -26,6 +31,7 @@ from typing import Any
 from generated.a2a_pb2 import AgentCard
 
 from .apikey import LOCATIONS, ApiKeyVerifier
+from .basic import BasicVerifier, parse_users
 from .identity import Verifier
 from .jwt import Jwks, JwtVerifier
 from .mtls import MtlsVerifier
@@ -38,9 +44,11 @@ class AuthOptions:
     api_keys: Path | None = None
     api_key_in: str = "header"
     api_key_name: str = "X-API-Key"
+    basic_users: Path | None = None
     jwt_jwks: str | None = None
     jwt_keys: tuple[Path, ...] = ()
     oidc_issuer: str | None = None
+    oauth2_token_url: str | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
     scopes: tuple[str, ...] = ()
@@ -49,8 +57,8 @@ class AuthOptions:
 
     @property
     def any(self) -> bool:
-        return bool(self.api_keys or self.jwt_jwks or self.jwt_keys or self.oidc_issuer
-                    or self.authenticators or self.mtls)
+        return bool(self.api_keys or self.basic_users or self.jwt_jwks or self.jwt_keys
+                    or self.oidc_issuer or self.authenticators or self.mtls)
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -61,11 +69,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                    help="where clients send the API key (default header)")
     g.add_argument("--api-key-name", default="X-API-Key",
                    help="the header, query parameter or cookie name (default X-API-Key)")
+    g.add_argument("--basic-users", type=Path, metavar="FILE",
+                   help="HTTP Basic: 'USER:HASH' lines, each from `a2a-grpc passwd USER`")
     g.add_argument("--jwt-jwks", metavar="URL", help="accept Bearer JWTs signed by these keys")
     g.add_argument("--jwt-key", type=Path, action="append", default=[], metavar="PEM",
                    help="accept Bearer JWTs signed by this public key (repeatable)")
     g.add_argument("--oidc-issuer", metavar="URL",
                    help="accept this OpenID Connect issuer's tokens (keys from its discovery)")
+    g.add_argument("--oauth2-token-url", metavar="URL",
+                   help="with --jwt-jwks/--jwt-key: declare the tokens' scheme as OAuth 2 "
+                        "(client-credentials flow at this token endpoint) instead of Bearer")
     g.add_argument("--jwt-issuer", metavar="ISS", help="the `iss` tokens must carry")
     g.add_argument("--jwt-audience", metavar="AUD", help="the `aud` tokens must carry")
     g.add_argument("--require-scope", action="append", default=[], metavar="SCOPE",
@@ -81,10 +94,13 @@ def options_from(args: argparse.Namespace) -> AuthOptions:
         if not sep or ":" not in target:
             raise ValueError(f"--authenticator {item!r}: write SCHEME=MODULE:ATTR")
         plugins[scheme] = target
-    return AuthOptions(args.api_keys, args.api_key_in, args.api_key_name, args.jwt_jwks,
-                       tuple(args.jwt_key), args.oidc_issuer, args.jwt_issuer,
-                       args.jwt_audience, tuple(args.require_scope), plugins,
-                       mtls=args.tls_client_ca is not None)
+    return AuthOptions(
+        api_keys=args.api_keys, api_key_in=args.api_key_in, api_key_name=args.api_key_name,
+        basic_users=args.basic_users, jwt_jwks=args.jwt_jwks, jwt_keys=tuple(args.jwt_key),
+        oidc_issuer=args.oidc_issuer, oauth2_token_url=args.oauth2_token_url,
+        jwt_issuer=args.jwt_issuer, jwt_audience=args.jwt_audience,
+        scopes=tuple(args.require_scope), authenticators=plugins,
+        mtls=args.tls_client_ca is not None)
 
 
 def read_api_keys(path: Path) -> dict[str, str]:
@@ -110,11 +126,25 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
         scheme.description = "an API key issued by the agent's operator"
         verifiers["apiKey"] = ApiKeyVerifier("apiKey", options.api_key_in, options.api_key_name,
                                              read_api_keys(options.api_keys))
+    if options.basic_users is not None:
+        http = card.security_schemes["basic"].http_auth_security_scheme
+        http.scheme, http.description = "Basic", "a user name and password"
+        verifiers["basic"] = BasicVerifier("basic", parse_users(
+            _read(options.basic_users, "--basic-users").decode(), str(options.basic_users)))
+    if options.oauth2_token_url and not (options.jwt_jwks or options.jwt_keys):
+        raise ValueError("--oauth2-token-url: say how tokens are checked with --jwt-jwks "
+                         "or --jwt-key")
     if options.jwt_jwks or options.jwt_keys:
-        http = card.security_schemes["bearer"].http_auth_security_scheme
-        http.scheme, http.bearer_format = "Bearer", "JWT"
-        verifiers["bearer"] = _jwt("bearer", options, Jwks(options.jwt_jwks)
-                                   if options.jwt_jwks else None)
+        name = "oauth2" if options.oauth2_token_url else "bearer"
+        if options.oauth2_token_url:
+            flow = card.security_schemes[name].oauth2_security_scheme.flows.client_credentials
+            flow.token_url = options.oauth2_token_url
+            flow.scopes.update({s: s for s in options.scopes})
+        else:
+            http = card.security_schemes[name].http_auth_security_scheme
+            http.scheme, http.bearer_format = "Bearer", "JWT"
+        verifiers[name] = _jwt(name, options, Jwks(options.jwt_jwks)
+                               if options.jwt_jwks else None)
     if options.oidc_issuer:
         url = options.oidc_issuer.rstrip("/") + DISCOVERY
         card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = url
@@ -126,7 +156,7 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
         verifiers["mtls"] = MtlsVerifier("mtls")
     for name in verifiers:
         card.security_requirements.add().schemes[name].list.extend(
-            options.scopes if name in ("bearer", "oidc") else ())
+            options.scopes if name in ("bearer", "oauth2", "oidc") else ())
     for name, target in options.authenticators.items():
         if name not in card.security_schemes:
             raise ValueError(f"--authenticator {name}: the agent's card declares no such "

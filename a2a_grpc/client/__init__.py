@@ -7,8 +7,9 @@
 """
 
 from .client import A2AClient
+from .credentials import ClientCredentialsGrant
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from .options import ClientOptions
 
-__all__ = ["A2AClient", "AgentUnreachableError", "BadResponseError", "ClientOptions",
-           "NoUsableInterfaceError"]
+__all__ = ["A2AClient", "AgentUnreachableError", "BadResponseError", "ClientCredentialsGrant",
+           "ClientOptions", "NoUsableInterfaceError"]

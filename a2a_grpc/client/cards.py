@@ -1,5 +1,5 @@
 """Reading an agent's card: fetching and checking it, choosing the interface
-to call, and where it wants an API key."""
+to call."""
 
 from __future__ import annotations
 
@@ -13,15 +13,6 @@ from generated import a2a_pb2 as pb
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 
 CARD_PATH = "/.well-known/agent-card.json"
-
-
-def api_key_header(card: pb.AgentCard) -> str:
-    for scheme in card.security_schemes.values():
-        if scheme.WhichOneof("scheme") == "api_key_security_scheme":
-            key = scheme.api_key_security_scheme
-            if key.location.lower() == "header" and key.name:
-                return key.name
-    return "X-API-Key"
 
 
 async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:

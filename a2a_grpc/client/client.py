@@ -34,9 +34,10 @@ from generated import a2a_pb2 as pb
 from ..cards import RESUMABLE_STREAMS
 from ..context import CURRENT_VERSION
 from ..core import lifecycle
-from ..core.errors import UnavailableError
+from ..core.errors import UnauthenticatedError, UnavailableError
 from ..streams import LAST_EVENT_ID, EventStream
-from .cards import api_key_header, choose_interface, fetch_card
+from .cards import choose_interface, fetch_card
+from .credentials import OAuth2Token, api_key_place, put_credentials, query_credentials
 from .errors import AgentUnreachableError
 from .options import ClientOptions
 from .tls import grpc_credentials, ssl_context
@@ -55,6 +56,13 @@ class A2AClient:
         self.transport = transport
         self.options = options
         self._session = session
+        self._key = api_key_place(card)
+        self._oauth2 = None
+        if options.oauth2 is not None:
+            if session is None:
+                raise ValueError("OAuth 2 needs an HTTP session: use A2AClient.connect or "
+                                 "from_card")
+            self._oauth2 = OAuth2Token(options.oauth2, card, session)
 
     # -- connecting --
 
@@ -87,6 +95,7 @@ class A2AClient:
         options = options or ClientOptions()
         interface = choose_interface(card, options.prefer or BINDINGS, bool(options.prefer))
         session = session or aiohttp.ClientSession()
+        params = query_credentials(options.api_key, api_key_place(card))
         binding = interface.protocol_binding
         transport: Transport
         if binding == "GRPC":
@@ -97,9 +106,9 @@ class A2AClient:
             target = interface.url.removeprefix("grpcs://").removeprefix("grpc://")
             transport = GrpcTransport(target, credentials)
         elif binding == "JSONRPC":
-            transport = JsonRpcTransport(session, interface.url)
+            transport = JsonRpcTransport(session, interface.url, params)
         else:
-            transport = RestTransport(session, interface.url)
+            transport = RestTransport(session, interface.url, params)
         return cls(card, interface, transport, session, options)
 
     async def close(self) -> None:
@@ -184,17 +193,17 @@ class A2AClient:
 
     # -- plumbing --
 
-    def _headers(self, rpc: str, extra: Mapping[str, str] | None = None,
-                 extensions: tuple[str, ...] = ()) -> dict[str, str]:
+    async def _headers(self, rpc: str, extra: Mapping[str, str] | None = None,
+                       extensions: tuple[str, ...] = ()) -> dict[str, str]:
         headers = {"A2A-Version": CURRENT_VERSION, **self.options.headers, **(extra or {})}
         if extensions:  # declared beside any the caller's own headers declare
             declared = [headers.pop(k) for k in list(headers) if k.lower() == "a2a-extensions"]
             uris = [u.strip() for v in declared for u in v.split(",") if u.strip()]
             headers["A2A-Extensions"] = ", ".join(dict.fromkeys([*uris, *extensions]))
-        if self.options.bearer:
-            headers["Authorization"] = f"Bearer {self.options.bearer}"
-        if self.options.api_key:
-            headers[api_key_header(self.card)] = self.options.api_key
+        put_credentials(headers, self.options.bearer, self.options.basic, self.options.api_key,
+                        self._key, self.transport.binding)
+        if self._oauth2 is not None:
+            headers["Authorization"] = f"Bearer {await self._oauth2.get()}"
         for intercept in self.options.interceptors:
             intercept(rpc, headers)
         return headers
@@ -208,14 +217,19 @@ class A2AClient:
 
     async def _call(self, rpc: str, req: Message, out: type[M], *, idempotent: bool) -> M:
         req = self._scoped(req)
-        attempt = 0
+        attempt, renewed = 0, False
         while True:
             try:
                 result = await asyncio.wait_for(
-                    self.transport.call(rpc, req, self._headers(rpc), retry=attempt > 0),
+                    self.transport.call(rpc, req, await self._headers(rpc), retry=attempt > 0),
                     self.options.timeout)
                 assert isinstance(result, out)
                 return result
+            except UnauthenticatedError:
+                if self._oauth2 is None or renewed:
+                    raise
+                self._oauth2.forget()  # revoked or expired early: one fresh token, one retry
+                renewed = True
             except (UnavailableError, TimeoutError) as exc:
                 attempt += 1
                 if not idempotent or attempt > self.options.retries:
@@ -233,7 +247,7 @@ class A2AClient:
         while True:
             try:
                 return await asyncio.wait_for(self.transport.stream(
-                    rpc, req, self._headers(rpc, extra, extensions),
+                    rpc, req, await self._headers(rpc, extra, extensions),
                     retry=attempt > 0 or retry), self.options.timeout)
             except UnavailableError:
                 attempt += 1

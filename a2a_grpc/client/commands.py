@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import mimetypes
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from generated import a2a_pb2 as pb
 from ..card_signing import CardSignatureError
 from ..core.errors import A2AError
 from .client import A2AClient
+from .credentials import ClientCredentialsGrant
 from .options import ClientOptions
 from .output import EXIT, Output
 from .verify import verify_card
@@ -47,6 +49,12 @@ def add_commands(sub: Any) -> None:
         p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE")
         p.add_argument("--api-key", help="sent as the card's API key scheme says")
         p.add_argument("--bearer", help="sent as Authorization: Bearer ...")
+        p.add_argument("--user", help="HTTP Basic user; the password is $A2A_PASSWORD")
+        p.add_argument("--client-id", help="OAuth 2 client credentials: this client, its "
+                       "secret in $A2A_CLIENT_SECRET; the token endpoint is the card's")
+        p.add_argument("--token-url", help="with --client-id: this token endpoint instead")
+        p.add_argument("--scope", action="append", metavar="SCOPE",
+                       help="with --client-id: ask for this scope (default: the card's)")
         p.add_argument("--tenant", help="tenant for every request (default: the interface's)")
         p.add_argument("--ca", metavar="PEM", help="trust this CA bundle (TLS)")
         p.add_argument("--cert", metavar="PEM", help="client certificate (mutual TLS)")
@@ -113,10 +121,26 @@ def options_of(args: argparse.Namespace) -> ClientOptions:
         if not sep or not name.strip():
             raise SystemExit(f"a2a-grpc: --header wants NAME:VALUE, got {item!r}")
         headers[name.strip()] = value.strip()
+    basic = grant = None
+    if args.user:
+        basic = (args.user, _secret("A2A_PASSWORD", "--user"))
+    if args.client_id:
+        grant = ClientCredentialsGrant(args.client_id, _secret("A2A_CLIENT_SECRET",
+                                                               "--client-id"),
+                                       args.token_url, args.scope)
     return ClientOptions(prefer=[BINDINGS[args.binding]] if args.binding else (),
                          headers=headers, api_key=args.api_key, bearer=args.bearer,
+                         basic=basic, oauth2=grant,
                          tenant=args.tenant, timeout=args.timeout, ca_file=args.ca,
                          cert_file=args.cert, key_file=args.key)
+
+
+def _secret(variable: str, flag: str) -> str:
+    """A secret from the environment (a command line is visible to every user)."""
+    value = os.environ.get(variable)
+    if not value:
+        raise SystemExit(f"a2a-grpc: {flag} needs the secret in ${variable}")
+    return value
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .credentials import ClientCredentialsGrant
+
 Interceptor = Callable[[str, dict[str, str]], None]  # (rpc name, headers to send)
 
 
@@ -14,6 +16,8 @@ class ClientOptions:
     headers: Mapping[str, str] = field(default_factory=dict)
     api_key: str | None = None
     bearer: str | None = None
+    basic: tuple[str, str] | None = None  # (user, password): HTTP Basic
+    oauth2: ClientCredentialsGrant | None = None  # fetch Bearer tokens (client credentials)
     tenant: str | None = None  # overrides the interface's tenant
     timeout: float = 60.0  # per unary call; streams are not cut
     retries: int = 3

@@ -89,8 +89,10 @@ def _http_failure(status: int, url: str) -> A2AError:
 class JsonRpcTransport:
     binding = "JSONRPC"
 
-    def __init__(self, session: aiohttp.ClientSession, url: str) -> None:
+    def __init__(self, session: aiohttp.ClientSession, url: str,
+                 params: Mapping[str, str] | None = None) -> None:
         self.session, self.url = session, url
+        self.params = dict(params or {})  # sent on every call (an API key in the query)
         self._ids = itertools.count(1)
 
     async def close(self) -> None:
@@ -102,7 +104,7 @@ class JsonRpcTransport:
         payload = {"jsonrpc": "2.0", "id": id_, "method": rpc,
                    "params": json_format.MessageToDict(req)}
         try:
-            resp = await self.session.post(self.url, json=payload,
+            resp = await self.session.post(self.url, json=payload, params=self.params,
                                            headers={**headers, "Accept": accept})
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
@@ -157,8 +159,10 @@ class JsonRpcTransport:
 class RestTransport:
     binding = "HTTP+JSON"
 
-    def __init__(self, session: aiohttp.ClientSession, base: str) -> None:
+    def __init__(self, session: aiohttp.ClientSession, base: str,
+                 params: Mapping[str, str] | None = None) -> None:
         self.session, self.base = session, base.rstrip("/")
+        self.params = dict(params or {})  # sent on every call (an API key in the query)
 
     async def close(self) -> None:
         pass
@@ -176,11 +180,13 @@ class RestTransport:
         url = self.base + (f"/{tenant}" if tenant else "") + path
         verb = "POST" if rpc == "SubscribeToTask" else route.verb  # what clients send (§11)
         kwargs: dict[str, Any] = {"headers": {**headers, "Accept": accept}}
+        params = list(self.params.items())
         if verb in ("GET", "DELETE"):
-            kwargs["params"] = [(k, _query(v)) for k, vs in data.items()
-                                for v in (vs if isinstance(vs, list) else [vs])]
+            params += [(k, _query(v)) for k, vs in data.items()
+                       for v in (vs if isinstance(vs, list) else [vs])]
         else:
             kwargs["json"] = data
+        kwargs["params"] = params
         try:
             return await self.session.request(verb, url, **kwargs)
         except DROPPED as exc:

@@ -9,15 +9,11 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jwt
 import pytest
-from aiohttp import web
-from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from a2a_grpc.agent import RequestContext, TaskEvents
@@ -32,53 +28,10 @@ from generated import a2a_pb2 as pb
 from tests.bindings import CallFailed
 from tests.conftest import Stack, StackFactory
 from tests.fakes import ScriptedAgent
+from tests.issuer import AUDIENCE, ISSUER, Issuer
+from tests.issuer import issuer as issuer  # the fixture
 
 BINDINGS = ["grpc", "jsonrpc", "rest"]
-ISSUER, AUDIENCE = "https://issuer.test", "a2a-grpc-tests"
-
-
-@dataclass
-class Issuer:
-    """Signs tokens and serves its JWKS on a real socket; `rotate()` swaps keys."""
-
-    server: TestServer
-    keys: dict[str, Any]
-    kid: str = "k1"
-
-    @property
-    def jwks_url(self) -> str:
-        return str(self.server.make_url("/jwks.json"))
-
-    def rotate(self) -> None:
-        self.kid = f"k{len(self.keys) + 1}"
-        self.keys = {self.kid: rsa.generate_private_key(public_exponent=65537, key_size=2048)}
-
-    def token(self, sub: str = "alice", *, scope: str = "tasks", exp: float = 300,
-              aud: str = AUDIENCE, iss: str = ISSUER, key: Any = None, kid: str | None = None
-              ) -> str:
-        claims = {"sub": sub, "scope": scope, "aud": aud, "iss": iss,
-                  "exp": int(time.time() + exp), "iat": int(time.time())}
-        return jwt.encode(claims, key or self.keys[self.kid], algorithm="RS256",
-                          headers={"kid": kid or self.kid})
-
-
-@pytest.fixture
-async def issuer() -> AsyncIterator[Issuer]:
-    holder: list[Issuer] = []
-
-    async def jwks(_: web.Request) -> web.Response:
-        keys = [{**jwt.algorithms.RSAAlgorithm.to_jwk(k.public_key(), as_dict=True), "kid": kid,
-                 "use": "sig", "alg": "RS256"} for kid, k in holder[0].keys.items()]
-        return web.json_response({"keys": keys})
-
-    app = web.Application()
-    app.router.add_get("/jwks.json", jwks)
-    server = TestServer(app, host="127.0.0.1")
-    await server.start_server()
-    holder.append(Issuer(server, {"k1": rsa.generate_private_key(public_exponent=65537,
-                                                                  key_size=2048)}))
-    yield holder[0]
-    await server.close()
 
 
 async def secured(stack: StackFactory, tmp_path: Path, issuer: Issuer, agent: Any = None,

@@ -109,7 +109,7 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
             assert (caps["streaming"], caps["pushNotifications"]) == (True, True)
             assert [x["uri"] for x in caps["extensions"]] == [
                 "urn:a2a-grpc:extension:resumable-streams:v1"]
-            assert "extendedAgentCard" not in caps
+            assert caps["extendedAgentCard"] is True  # the demo tailors one per caller
             async with session.post(base + "/", json={
                     "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
                         "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hey"}]}}}

@@ -92,8 +92,10 @@ async def test_every_method(served: Served, binding: str) -> None:
             pb.ListTaskPushNotificationConfigsRequest(task_id=task.id))).configs) == 1
         await c.delete_task_push_notification_config(
             pb.DeleteTaskPushNotificationConfigRequest(task_id=task.id, id=made.id))
-        with pytest.raises(UnsupportedOperationError):
-            await c.get_extended_agent_card()
+        extended = await c.get_extended_agent_card()  # the demo's, made for this caller
+        assert "whoami" in [s.id for s in extended.skills]
+        assert "made for anonymous" in extended.description
+        assert extended.supported_interfaces == c.card.supported_interfaces
 
 
 @pytest.mark.parametrize("binding", BINDINGS)

@@ -12,6 +12,7 @@ from google.protobuf import descriptor_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.demo import DemoAgent, demo_card
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import start_grpc
@@ -19,6 +20,7 @@ from a2a_grpc.stores import MemoryTaskStore, Scope
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import Serve, send_request, user_message
+from tests.fakes import ScriptedAgent
 from tests.grpc_errors import fails
 
 HOOK = "https://client.example.com/hook"
@@ -107,19 +109,20 @@ async def test_push_operations_when_push_is_off(serve: Serve) -> None:
 
 
 async def test_extended_card(serve: Serve) -> None:
-    off = await serve()
+    plain = ScriptedAgent(_complete)  # an agent that offers no extended card of its own
+    off = await serve(plain)
     seen = await fails(off.stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest()))
     assert seen.reason == "UNSUPPORTED_OPERATION"
     card = demo_card()
     card.capabilities.extended_agent_card = True
-    unconfigured = await serve(card=card)
+    unconfigured = await serve(plain, card=card)
     seen = await fails(unconfigured.stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest()))
     assert (seen.code, seen.reason) == (grpc.StatusCode.FAILED_PRECONDITION,
                                         "EXTENDED_AGENT_CARD_NOT_CONFIGURED")
     extended = pb.AgentCard()
     extended.CopyFrom(card)
     extended.skills.add(id="secret", name="Secret", description="for members", tags=["x"])
-    on = await serve(card=card, extended_card=extended)
+    on = await serve(plain, card=card, extended_card=extended)
     assert await on.stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest()) == extended
 
 
@@ -257,3 +260,7 @@ async def test_nothing_stays_live_once_tasks_settle(serve: Serve) -> None:
             break
         await asyncio.sleep(0.01)
     assert s.handler.live_tasks == 0
+
+
+async def _complete(_: RequestContext, events: TaskEvents) -> None:
+    await events.complete()

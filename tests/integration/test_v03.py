@@ -233,7 +233,10 @@ async def test_push_is_delivered_in_the_shape_of_the_generation_that_set_it(
 
 
 async def test_the_authenticated_extended_card_in_03(stack: StackFactory) -> None:
-    s = await stack()
+    async def done(_: RequestContext, events: TaskEvents) -> None:
+        await events.complete()
+
+    s = await stack(ScriptedAgent(done))  # it offers no extended card of its own
     plain = await rpc(s, "agent/getAuthenticatedExtendedCard", {})
     assert plain["error"]["code"] == -32004  # this agent offers none
     extended = public_card(s.handler.card, [Interface("JSONRPC", s.base_url + "/")])

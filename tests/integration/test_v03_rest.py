@@ -120,9 +120,10 @@ async def test_push_configs(stack: StackFactory) -> None:
 
 async def test_the_card(stack: StackFactory) -> None:
     s = await stack()
-    s.http.app[CARD].update(public_card(s.handler.card, [
-        Interface("JSONRPC", s.base_url + "/"), Interface("HTTP+JSON", s.base_url)]))
-    card = await call(s, "GET", "/v1/card")
+    s.handler.card = public_card(s.handler.card, [  # as `serve` does once the ports are bound
+        Interface("JSONRPC", s.base_url + "/"), Interface("HTTP+JSON", s.base_url)])
+    s.http.app[CARD].update(s.handler.card)
+    card = await call(s, "GET", "/v1/card")  # the demo's extended card, in 0.3's shape
     assert card["name"] == s.handler.card.name and card["protocolVersion"] == "0.3.0"
     assert card["url"] == s.base_url + "/" and card["supportedInterfaces"]
 
