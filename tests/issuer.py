@@ -29,6 +29,8 @@ class Issuer:
     clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     token_lifetime: float = 300
     grants: list[dict[str, str]] = field(default_factory=list)  # each grant asked, in order
+    # The audiences of the next tokens granted (then AUDIENCE): a token the agent refuses.
+    grant_audiences: list[str] = field(default_factory=list)
 
     @property
     def jwks_url(self) -> str:
@@ -79,7 +81,9 @@ async def issuer() -> AsyncIterator[Issuer]:
             return web.json_response({"error": "unsupported_grant_type"}, status=400)
         scope = str(form.get("scope", ""))
         return web.json_response({
-            "access_token": me.token(known[1], scope=scope, exp=me.token_lifetime),
+            "access_token": me.token(known[1], scope=scope, exp=me.token_lifetime,
+                                     aud=me.grant_audiences.pop(0) if me.grant_audiences
+                                     else AUDIENCE),
             "token_type": "Bearer", "expires_in": int(me.token_lifetime), "scope": scope})
 
     app = web.Application()
