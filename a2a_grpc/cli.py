@@ -17,10 +17,13 @@ from bridge import BridgeConfig
 from .auth.basic import hash_password
 from .auth.config import add_flags as add_auth_flags
 from .auth.config import options_from as auth_options
+from .bus import Backlog
+from .bus.local import BACKLOG_BYTES, BACKLOG_EVENTS
 from .cards import grpc_address
 from .client.commands import VERBS, add_commands, main_for
 from .demo import DemoAgent
 from .launch import HttpOptions, PushOptions, gateway, serve
+from .limits import LimitOptions
 from .push.policy import PushPolicy
 from .push.sender import SenderConfig
 from .server import PortInUseError, load_agent
@@ -92,6 +95,15 @@ def _passwd(user: str) -> int:
         return 2
     print(f"{user}:{hash_password(password)}")
     return 0
+
+
+def _limits(args: argparse.Namespace) -> LimitOptions:
+    for flag in ("rate_limit", "rate_burst", "max_streams", "max_tasks"):
+        if getattr(args, flag) < 0:
+            raise ValueError(f"--{flag.replace('_', '-')} must be >= 0")
+    if args.stream_backlog < 1:
+        raise ValueError("--stream-backlog must be >= 1")
+    return LimitOptions(args.rate_limit, args.rate_burst, args.max_streams, args.max_tasks)
 
 
 def _grpc_address(text: str) -> str:
@@ -179,6 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--push-backoff", type=float, default=1.0,
                    help="seconds before the first retry; doubles, with jitter (default 1)")
     add_auth_flags(s)
+    lim = s.add_argument_group("limits per caller (its subject, or its IP when anonymous); "
+                               "past one: HTTP 429 + Retry-After, gRPC RESOURCE_EXHAUSTED")
+    lim.add_argument("--rate-limit", type=float, default=0.0, metavar="PER_S",
+                     help="requests per second (default: no limit)")
+    lim.add_argument("--rate-burst", type=int, default=0, metavar="N",
+                     help="requests at once before the rate applies (default: 2 s worth)")
+    lim.add_argument("--max-streams", type=int, default=0, metavar="N",
+                     help="streams open at once (default: no limit)")
+    lim.add_argument("--max-tasks", type=int, default=0, metavar="N",
+                     help="agent runs going at once on the caller's tasks (default: no limit)")
+    lim.add_argument("--stream-backlog", type=int, default=BACKLOG_EVENTS, metavar="EVENTS",
+                     help="events a stream's reader may fall behind before the stream is "
+                          f"ended with a retryable error (default {BACKLOG_EVENTS}; "
+                          f"and at most {BACKLOG_BYTES >> 20} MiB)")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -221,7 +247,9 @@ def main(argv: list[str] | None = None) -> int:
                            args.store, args.retention, push,
                            grpc_public=args.grpc_public_address,
                            interrupted_only=args.follow_ups == "interrupted",
-                           auth=auth_options(args), card_keys=args.card_keys), args.loop)
+                           auth=auth_options(args), card_keys=args.card_keys,
+                           limits=_limits(args),
+                           backlog=Backlog(events=args.stream_backlog)), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace), args.loop)
     except ValueError as exc:

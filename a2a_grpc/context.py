@@ -47,11 +47,15 @@ class CallContext:
     # None when the call came without TLS or without a client certificate.
     peer: Callable[[], str | None] | None = None
     denied_skills: frozenset[str] = frozenset()
+    # The client's network address (IP, no port), asked lazily: how limits
+    # tell anonymous callers apart.
+    remote: Callable[[], str] | None = None
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",
                      lowered: bool = False,
-                     peer: Callable[[], str | None] | None = None) -> CallContext:
+                     peer: Callable[[], str | None] | None = None,
+                     remote: Callable[[], str] | None = None) -> CallContext:
         """Build a context from HTTP headers or gRPC metadata (any key case;
         `lowered`: the keys already are lower case, and `headers` is the
         caller's to give away)."""
@@ -67,4 +71,5 @@ class CallContext:
             extensions=extensions,
             metadata=headers,
             peer=peer,
+            remote=remote,
         )

@@ -108,6 +108,10 @@ class RequestHandler:
         if self._push_wake is not None:
             self._push_wake()
 
+    def running(self, owner: str) -> int:
+        """Agent runs going on `owner`'s tasks (for per-caller limits)."""
+        return self._actors.running(owner)
+
     @property
     def live_tasks(self) -> int:
         """Tasks with agent work or a call in progress (0 when all is idle)."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 from google.protobuf import json_format
+from prometheus_client import CollectorRegistry, generate_latest
 
 from bridge import CARD, BridgeConfig, create_app
 from bridge.app import JWKS_PATH
@@ -30,9 +31,11 @@ from generated.a2a_pb2 import AgentCapabilities, AgentCard
 from .agent import AgentExecutor
 from .auth import AuthenticatedService, Gate
 from .auth.config import AuthOptions, configure
+from .bus import Backlog, LocalEventBus
 from .card_signing import sign as sign_card
 from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
+from .limits import LimitedService, LimitOptions
 from .push.policy import PushPolicy
 from .push.sender import PushSender, SenderConfig
 from .push.signing import HEADER as SIGNATURE_HEADER
@@ -129,18 +132,25 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                 grace: float = 5.0, store_url: str = DEFAULT_URL,
                 retention_s: float | None = None, push: PushOptions | None = None, *,
                 grpc_public: str | None = None, interrupted_only: bool = False,
-                auth: AuthOptions | None = None, card_keys: Path | None = None) -> None:
+                auth: AuthOptions | None = None, card_keys: Path | None = None,
+                limits: LimitOptions | None = None, backlog: Backlog | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
     the gRPC address the card advertises (default: HOST:PORT as bound).
     `auth`: the schemes callers authenticate with (none: everyone is admitted).
-    `card_keys`: sign the card (spec §8.4) with the newest key in this folder."""
+    `card_keys`: sign the card (spec §8.4) with the newest key in this folder.
+    `limits`: per caller; `backlog`: how far a stream's reader may fall behind."""
     push = push or PushOptions()
     card = card_for(agent)
     gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
     store = await open_store(store_url)
-    handler = RequestHandler(agent, card, store=store, push_policy=push.policy,
-                             interrupted_only=interrupted_only)
-    service: A2AService = handler if gate.open else AuthenticatedService(handler, gate)
+    handler = RequestHandler(agent, card, store=store, bus=LocalEventBus(backlog),
+                             push_policy=push.policy, interrupted_only=interrupted_only)
+    registry = CollectorRegistry()
+    service: A2AService = handler
+    if limits is not None and limits.any:
+        service = LimitedService(handler, limits, handler.running, registry)
+    if not gate.open:
+        service = AuthenticatedService(service, gate)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)
@@ -162,9 +172,10 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         cleanup.push_async_callback(grpc_server.stop, grace)
         card_signers = load_keys(card_keys, prefix="card") if card_keys is not None else []
         published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
+        push_metrics = sender.metrics if sender else (lambda: "")
         runner, http_port = await start_http(
             service, card, http, grace, {"keys": list(published.values())} if published else None,
-            sender.metrics if sender else None)
+            lambda: push_metrics() + generate_latest(registry).decode())
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:
             purger = asyncio.create_task(_retention(handler, retention_s))

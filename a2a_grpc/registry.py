@@ -31,6 +31,11 @@ class ActorRegistry:
         self._after_commit = after_commit
         self._actors: dict[str, TaskActor] = {}
         self._closing = False  # shutting down: queued follow-ups start no run
+        self._running: dict[str, int] = {}  # owner -> runs going on their tasks
+
+    def running(self, owner: str) -> int:
+        """How many runs are going on `owner`'s tasks in this process."""
+        return self._running.get(owner, 0)
 
     def live(self, task_id: str) -> bool:
         """Is there an actor for this task in this process right now?"""
@@ -97,10 +102,18 @@ class ActorRegistry:
         actor = run.actor
         actor.runs.add(run)
         actor.users += 1
+        owner = actor.scope.owner
+        self._running[owner] = self._running.get(owner, 0) + 1
         run.aio_task = asyncio.create_task(run.main(), name=f"a2a-run-{actor.task_id}")
         run.aio_task.add_done_callback(lambda _: self._ended(actor))
 
     def _ended(self, actor: TaskActor) -> None:
+        owner = actor.scope.owner
+        left = self._running.get(owner, 1) - 1
+        if left > 0:
+            self._running[owner] = left
+        else:
+            self._running.pop(owner, None)
         self._next(actor)
         self.release(actor)
 

@@ -53,7 +53,17 @@ def call_context(context: Ctx) -> CallContext:
             continue
         key = key.lower()
         headers[key] = f"{headers[key]},{value}" if key in headers else value
-    return CallContext.from_headers(headers, lowered=True, peer=partial(peer_subject, context))
+    return CallContext.from_headers(headers, lowered=True, peer=partial(peer_subject, context),
+                                    remote=partial(peer_address, context))
+
+
+def peer_address(context: Ctx) -> str:
+    """The client's IP address from gRPC's peer (`ipv4:1.2.3.4:5`, `ipv6:[::1]:5`)."""
+    peer = context.peer() or ""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rpartition(":")[0].strip("[]")
+    return peer
 
 
 async def abort(context: Ctx, exc: BaseException) -> None:

@@ -8,9 +8,19 @@ BadRequest listing the fields (spec §10.6, §11.6).
 from __future__ import annotations
 
 from google.protobuf.any_pb2 import Any
+from google.protobuf.duration_pb2 import Duration
 from google.rpc import error_details_pb2, status_pb2
 
-from .core.errors import DOMAIN, A2AError, FieldViolation, InternalError, error_for, public, wire_of
+from .core.errors import (
+    DOMAIN,
+    A2AError,
+    FieldViolation,
+    InternalError,
+    ResourceExhaustedError,
+    error_for,
+    public,
+    wire_of,
+)
 
 
 def rpc_status_of(exc: BaseException) -> status_pb2.Status:
@@ -23,10 +33,14 @@ def rpc_status_of(exc: BaseException) -> status_pb2.Status:
         for v in err.violations:
             bad.field_violations.add(field=v.field, description=v.description)
         details.append(_pack(bad))
+    if isinstance(err, ResourceExhaustedError):
+        details.append(_pack(error_details_pb2.RetryInfo(
+            retry_delay=Duration(seconds=err.retry_after))))
     return status_pb2.Status(code=wire.grpc, message=err.message, details=details)
 
 
-def _pack(detail: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> Any:
+def _pack(detail: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest
+          | error_details_pb2.RetryInfo) -> Any:
     packed = Any()
     packed.Pack(detail)
     return packed

@@ -10,7 +10,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from a2a_grpc.context import CallContext
-from a2a_grpc.core.errors import A2AError, InternalError
+from a2a_grpc.core.errors import A2AError, InternalError, ResourceExhaustedError
 
 log = logging.getLogger("bridge")
 
@@ -19,13 +19,18 @@ def call_context(request: web.Request) -> CallContext:
     """Service parameters from headers; `A2A-Version` may also be a query parameter."""
     headers = {k.lower(): v for k, v in request.headers.items()}
     peer = partial(peer_subject, request) if request.secure else None
+    remote = partial(_remote, request)
     if not request.query_string:  # most calls have none: no query to parse
-        return CallContext.from_headers(headers, lowered=True, peer=peer)
+        return CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
     for key, value in request.query.items():
         if key.lower() == "a2a-version":
             headers["a2a-version"] = value
-    ctx = CallContext.from_headers(headers, lowered=True, peer=peer)
+    ctx = CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
     return dataclasses.replace(ctx, query=dict(request.query))
+
+
+def _remote(request: web.Request) -> str:
+    return request.remote or ""
 
 
 def peer_subject(request: web.Request) -> str | None:
@@ -38,8 +43,11 @@ def peer_subject(request: web.Request) -> str | None:
     return None
 
 
-def auth_headers(exc: BaseException) -> dict[str, str]:
-    """`WWW-Authenticate` for an answer refusing a call without credentials."""
+def refusal_headers(exc: BaseException) -> dict[str, str]:
+    """`WWW-Authenticate` for an answer refusing a call without credentials;
+    `Retry-After` for one refused by a limit."""
+    if isinstance(exc, ResourceExhaustedError):
+        return {"Retry-After": str(exc.retry_after)}
     challenge = getattr(exc, "challenge", "")
     return {"WWW-Authenticate": challenge} if challenge else {}
 

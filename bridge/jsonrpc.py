@@ -27,6 +27,7 @@ from a2a_grpc.core.errors import (
     MethodNotFoundError,
     ParseError,
     PermissionDeniedError,
+    ResourceExhaustedError,
     UnauthenticatedError,
     public,
     wire_of,
@@ -35,7 +36,7 @@ from a2a_grpc.methods import METHODS
 from a2a_grpc.service import A2AService
 
 from . import codec, sse
-from .edge import auth_headers, call_context, note
+from .edge import call_context, note, refusal_headers
 from .legacy import context_for, resolve
 from .v03_methods import LegacyMethod
 
@@ -200,11 +201,13 @@ def _check_request(obj: Any) -> tuple[str, Any]:
 
 def _refused(id_: Any, exc: BaseException) -> web.Response | None:
     """A call refused for its credentials is refused by HTTP too (401 with
-    WWW-Authenticate, 403), the JSON-RPC error in the body, as §3.3.2 asks."""
-    if not isinstance(exc, UnauthenticatedError | PermissionDeniedError):
+    WWW-Authenticate, 403), the JSON-RPC error in the body, as §3.3.2 asks;
+    so is one refused by a limit (429 with Retry-After)."""
+    if not isinstance(exc, UnauthenticatedError | PermissionDeniedError
+                      | ResourceExhaustedError):
         return None
     return codec.json_response(reply(None if id_ is _NO_ID else id_, error=exc), JSON_TYPE,
-                               wire_of(exc).http, auth_headers(exc))
+                               wire_of(exc).http, refusal_headers(exc))
 
 
 def _json(data: Any) -> web.Response:

@@ -37,7 +37,7 @@ from a2a_grpc.methods import METHODS, Method, Route
 from a2a_grpc.service import A2AService
 
 from . import codec, sse
-from .edge import auth_headers, call_context, note
+from .edge import call_context, note, refusal_headers
 
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}
@@ -54,7 +54,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
 
 def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
     status = http_status or wire_of(public(exc)).http
-    return codec.json_response(error_body(exc), "application/json", status, auth_headers(exc))
+    return codec.json_response(error_body(exc), "application/json", status, refusal_headers(exc))
 
 
 class RestEndpoints:

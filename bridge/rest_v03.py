@@ -46,7 +46,7 @@ from a2a_grpc.legacy.service03 import V03Service
 from generated import a2a_v03_pb2 as v03
 
 from . import codec, sse
-from .edge import auth_headers, call_context, note
+from .edge import call_context, note, refusal_headers
 from .rest import query_fields
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -68,7 +68,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
 def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
     err = public(exc)
     status = http_status or HTTP_03.get(type(err)) or wire_of(err).http
-    return codec.json_response(error_body(err), "application/json", status, auth_headers(exc))
+    return codec.json_response(error_body(err), "application/json", status, refusal_headers(exc))
 
 
 class RestV03Endpoints:

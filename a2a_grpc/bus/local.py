@@ -1,10 +1,16 @@
 """In-process event bus: one queue per subscriber.
 
-Queues are unbounded, so a slow subscriber costs memory, never a lost or
-reordered event; a subscriber that goes away unsubscribes in `__aexit__`
-(also when its task is cancelled by a client hang-up). A queue is a deque
-with one waiter (a subscription has one reader), which costs less per event
-than asyncio.Queue and lets a reader `peek` at what is already there.
+A queue keeps what its reader has not taken yet, in order. A reader that
+stops reading (a client that opens a stream and never reads it) would make
+its queue grow with every event, so a queue holds at most `Backlog.events`
+events and `Backlog.bytes` bytes (serialized size): past either, the queue
+is dropped and its reader gets one retryable error (UnavailableError) naming
+the last event it took, from which the client resumes (SubscribeToTask with
+Last-Event-ID replays from the durable log). A subscriber that goes away
+unsubscribes in `__aexit__` (also when its task is cancelled by a client
+hang-up). A queue is a deque with one waiter (a subscription has one
+reader), which costs less per event than asyncio.Queue and lets a reader
+`peek` at what is already there.
 """
 
 from __future__ import annotations
@@ -13,24 +19,64 @@ import asyncio
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from generated.a2a_pb2 import StreamResponse
 
+from ..core.errors import UnavailableError
 from .base import END, Event
+
+BACKLOG_EVENTS, BACKLOG_BYTES = 2000, 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """How far one stream's reader may fall behind (ByteSize costs ~0.2 µs an event)."""
+
+    events: int = BACKLOG_EVENTS
+    bytes: int = BACKLOG_BYTES
 
 
 class LocalSubscription:
-    __slots__ = ("_queue", "_waiter")
+    __slots__ = ("_backlog", "_bytes", "_lagged", "_last", "_queue", "_task_id", "_waiter")
 
-    def __init__(self) -> None:
+    def __init__(self, task_id: str, backlog: Backlog) -> None:
         self._queue: deque[Event] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        self._task_id, self._backlog = task_id, backlog
+        self._bytes = 0
+        self._last: int | None = None  # the last event the reader took
+        self._lagged = False
 
     def put(self, event: Event) -> None:
+        if self._lagged:
+            return  # the reader is told to resume; nothing more is kept for it
+        if event.error is None and event is not END:
+            size = event.payload.ByteSize()
+            if len(self._queue) >= self._backlog.events or \
+                    self._bytes + size > self._backlog.bytes:
+                self._overflow()
+                return
+            self._bytes += size
         self._queue.append(event)
+        self._wake()
+
+    def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+
+    def _overflow(self) -> None:
+        self._queue.clear()
+        self._bytes, self._lagged = 0, True
+        after = f" with Last-Event-ID {self._last}" if self._last is not None else ""
+        self._queue.append(Event(0, StreamResponse(), UnavailableError(
+            f"this stream fell more than {self._backlog.events} events or "
+            f"{self._backlog.bytes} bytes behind its reader and was ended: resume it with "
+            f"SubscribeToTask (task {self._task_id}){after}",
+            metadata={"taskId": self._task_id,
+                      **({"lastEventId": str(self._last)} if self._last is not None else {})})))
+        self._wake()
 
     def end(self) -> None:
         self.put(END)
@@ -38,8 +84,14 @@ class LocalSubscription:
     def peek(self) -> Event | None:
         return self._queue[0] if self._queue else None
 
+    def _taken(self, event: Event) -> Event:
+        if event.error is None and event is not END:
+            self._bytes -= event.payload.ByteSize()
+            self._last = event.seq
+        return event
+
     def take(self) -> Event | None:
-        return self._queue.popleft() if self._queue else None
+        return self._taken(self._queue.popleft()) if self._queue else None
 
     async def next(self) -> Event:
         while not self._queue:
@@ -48,7 +100,7 @@ class LocalSubscription:
                 await self._waiter
             finally:
                 self._waiter = None
-        return self._queue.popleft()
+        return self._taken(self._queue.popleft())
 
     async def __aiter__(self) -> AsyncIterator[Event]:
         while True:
@@ -56,8 +108,9 @@ class LocalSubscription:
 
 
 class LocalEventBus:
-    def __init__(self) -> None:
+    def __init__(self, backlog: Backlog | None = None) -> None:
         self._subs: dict[str, set[LocalSubscription]] = {}
+        self.backlog = backlog or Backlog()
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
         subs = self._subs.get(task_id)
@@ -72,7 +125,7 @@ class LocalEventBus:
 
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[LocalSubscription]:
-        sub = LocalSubscription()
+        sub = LocalSubscription(task_id, self.backlog)
         self._subs.setdefault(task_id, set()).add(sub)
         try:
             yield sub

@@ -120,6 +120,24 @@ class PermissionDeniedError(A2AError):
     default_message = "The caller is not allowed to do this"
 
 
+class ResourceExhaustedError(A2AError):
+    """A per-caller limit bit (requests per second, open streams, tasks in
+    flight): HTTP 429 with Retry-After, gRPC RESOURCE_EXHAUSTED with RetryInfo.
+    `retry_after`: seconds until trying again can succeed (also in the
+    ErrorInfo metadata, `retryAfterSeconds`)."""
+
+    default_message = "Too many requests"
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 1,
+                 **kw: Any) -> None:
+        given = (kw.get("metadata") or {}).get("retryAfterSeconds", "")
+        if given.isdigit():  # rebuilt from a peer's error
+            retry_after = int(given)
+        kw["metadata"] = {**(kw.get("metadata") or {}), "retryAfterSeconds": str(retry_after)}
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
+
+
 # Not an A2A error: a gateway's upstream server could not be reached.
 class UnavailableError(A2AError):
     default_message = "The A2A server is unavailable; try again later"
@@ -166,6 +184,7 @@ WIRE: dict[type[A2AError], Wire] = {
     # clear of the -32001.. codes A2A assigns.
     UnauthenticatedError: Wire(-32040, code_pb2.UNAUTHENTICATED, 401, "UNAUTHENTICATED"),
     PermissionDeniedError: Wire(-32041, code_pb2.PERMISSION_DENIED, 403, "PERMISSION_DENIED"),
+    ResourceExhaustedError: Wire(-32042, code_pb2.RESOURCE_EXHAUSTED, 429, "RESOURCE_EXHAUSTED"),
     # -32000 is the first of JSON-RPC's implementation-defined server errors.
     UnavailableError: Wire(-32000, code_pb2.UNAVAILABLE, 503, "UNAVAILABLE"),
 }

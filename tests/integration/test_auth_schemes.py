@@ -142,7 +142,7 @@ async def test_oauth2_client_credentials(stack: StackFactory, issuer: Issuer,
     issuer.grant_audiences.extend(["somewhere-else"] * 2)  # refused twice: the error shows
     async with await A2AClient.connect(s.base_url, ClientOptions(prefer=[binding],
                                                                  oauth2=grant)) as client:
-        with pytest.raises(UnauthenticatedError, match="(?i)audience"):
+        with pytest.raises(UnauthenticatedError, match=r"(?i)audience"):
             await client.send_text("hi")
     wrong = ClientCredentialsGrant("robot", "guess")
     async with await A2AClient.connect(s.base_url, ClientOptions(prefer=[binding],
