@@ -93,7 +93,7 @@ async def test_the_request_rate_per_caller_on_every_binding(
         with pytest.raises(grpc.aio.AioRpcError) as info:
             await stub.ListTasks(pb.ListTasksRequest(), metadata=alice)
         assert info.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        status = rpc_status.from_call(info.value)  # type: ignore[arg-type]
+        status = rpc_status.from_call(info.value)
         assert status is not None
         retry = [d for d in status.details if d.Is(error_details_pb2.RetryInfo.DESCRIPTOR)]
         assert retry, status
