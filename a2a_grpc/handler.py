@@ -381,8 +381,9 @@ class RequestHandler:
         self._preflight(ctx)
         if not self.card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("this agent does not offer an extended agent card")
-        own = (await self.executor.extended_card(ctx) if self.executor.offers_extended_card
-               else self.extended_card)
+        own = self.extended_card  # a fixed one given to the handler wins over the agent's
+        if own is None and self.executor.offers_extended_card:
+            own = await self.executor.extended_card(ctx)
         if own is None:
             raise ExtendedAgentCardNotConfiguredError()
         return extended_view(self.card, own, ctx.denied_skills)
