@@ -215,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     _http_flags(b)
     b.add_argument("--card", type=Path, metavar="FILE",
                    help="agent card JSON to serve (interfaces are filled in)")
+    b.add_argument("--forward-header", action="append", default=[], metavar="NAME",
+                   help="pass this header (or query parameter) on to the upstream as "
+                        "metadata, e.g. the card's API key name; Authorization, Cookie and "
+                        "X-API-Key always are (repeatable)")
     add_commands(sub)
     d = sub.add_parser("dead-letters",
                        help="list push notifications that were given up on (newest last)")
@@ -251,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
                            limits=_limits(args),
                            backlog=Backlog(events=args.stream_backlog)), args.loop)
         else:
-            run_loop(gateway(args.upstream, http, args.card, args.grace), args.loop)
+            run_loop(gateway(args.upstream, http, args.card, args.grace,
+                             tuple(args.forward_header)), args.loop)
     except ValueError as exc:
         parser.error(str(exc))
     except PortInUseError as exc:

@@ -231,10 +231,11 @@ def gateway_card(upstream: str, card_file: Path | None) -> AgentCard:
 
 
 async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = None,
-                  grace: float = 5.0) -> None:
-    """Serve JSON-RPC, REST and a card in front of the gRPC server `upstream`."""
+                  grace: float = 5.0, forward: tuple[str, ...] = ()) -> None:
+    """Serve JSON-RPC, REST and a card in front of the gRPC server `upstream`,
+    passing on the credentials in `forward` headers (beside the usual ones)."""
     base = gateway_card(upstream, card_file)
-    service = UpstreamService(upstream)
+    service = UpstreamService(upstream, forward=forward)
     runner = None
     try:
         runner, port = await start_http(service, base, http, grace)

@@ -2,7 +2,10 @@
 
 Every call goes to the upstream `lf.a2a.v1.A2AService` with the caller's
 service parameters (`a2a-version`, `a2a-extensions`) and credentials
-(`authorization`) passed on. Upstream errors come back as the same A2A error
+passed on: the headers `authorization`, `cookie` and `x-api-key` and any
+other the operator names (`bridge --forward-header`); a query parameter of a
+forwarded name (an API key in the query) becomes metadata of that name, as
+gRPC has no query string. Upstream errors come back as the same A2A error
 types (rebuilt from the ErrorInfo in `grpc-status-details-bin`), so a
 JSON-RPC or REST client sees what a gRPC client would have seen.
 """
@@ -33,7 +36,7 @@ from .streams import (
 )
 
 log = logging.getLogger("a2a_grpc.upstream")
-FORWARDED = ("authorization",)
+FORWARDED = ("authorization", "cookie", "x-api-key")
 
 
 def error_of_call(err: grpc.aio.AioRpcError, target: str) -> A2AError:
@@ -83,8 +86,10 @@ async def read_events(call: Any, first: Any, numbers: Iterator[int | None],
 class UpstreamService:
     """An A2AService backed by a gRPC channel to another A2A server."""
 
-    def __init__(self, target: str, channel: grpc.aio.Channel | None = None) -> None:
+    def __init__(self, target: str, channel: grpc.aio.Channel | None = None,
+                 forward: tuple[str, ...] = ()) -> None:
         self.target = target
+        self.forward = tuple(dict.fromkeys(h.lower() for h in (*FORWARDED, *forward)))
         self.channel = channel or grpc.aio.insecure_channel(target)
         self._stub = A2AServiceStub(self.channel)
 
@@ -97,7 +102,10 @@ class UpstreamService:
         extensions = ctx.extensions | {RESUMABLE_STREAMS_URI} if stream else ctx.extensions
         if extensions:
             md.append(("a2a-extensions", ",".join(sorted(extensions))))
-        md.extend((k, ctx.metadata[k]) for k in FORWARDED if k in ctx.metadata)
+        md.extend((k, ctx.metadata[k]) for k in self.forward if k in ctx.metadata)
+        if ctx.query:
+            md.extend((k.lower(), v) for k, v in ctx.query.items()
+                      if k.lower() in self.forward and k.lower() not in ctx.metadata)
         resume = ctx.metadata.get(LAST_EVENT_ID) or ctx.metadata.get("last-event-id")
         if resume:
             md.append((LAST_EVENT_ID, resume))

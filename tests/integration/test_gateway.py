@@ -88,3 +88,29 @@ async def test_resume_through_the_gateway(gateway: GatewayFactory) -> None:
     texts = [e.data["artifactUpdate"]["artifact"]["parts"][0]["text"]
              for e in seen + rest[1:] if "artifactUpdate" in e.data]
     assert texts == [f"chunk {i}/20" for i in range(1, 21)]
+
+
+async def test_the_gateway_passes_credentials_on(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.txt"
+    keys.write_text("alice:alice-key\n")
+    secured = await start_server("serve", "--store", "memory", "--api-keys", str(keys),
+                                 "--api-key-in", "query", "--api-key-name", "key")
+    front = await start_server("bridge", "--upstream", secured.target, "--forward-header",
+                               "key")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(front.url + "/tasks") as resp:
+                assert resp.status == 401  # the upstream's refusal, as HTTP
+            async with session.get(front.url + "/tasks", params={"key": "wrong"}) as resp:
+                assert resp.status == 401
+            async with session.get(front.url + "/tasks", params={"key": "alice-key"}) as resp:
+                assert resp.status == 200, await resp.text()
+            async with session.post(front.url + "/message:send",
+                                    headers={"Key": "alice-key"}, json={"message": {
+                                        "messageId": "m1", "role": "ROLE_USER",
+                                        "parts": [{"text": "whoami"}]}}) as resp:
+                answer = await resp.json()
+            assert answer["message"]["parts"][0]["text"] == "alice (by apiKey)"
+    finally:
+        reap(front.proc)
+        reap(secured.proc)
