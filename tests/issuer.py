@@ -1,5 +1,5 @@
 """A token issuer on a real socket for the auth tests: it serves its JWKS
-(`/jwks.json`), signs tokens, rotates its keys, and answers OAuth 2
+(`/jwks.json`) and an OpenID discovery document, signs tokens, rotates its keys, and answers OAuth 2
 client-credentials grants at `/token` (RFC 6749 §4.4, client authenticated
 with HTTP Basic) for the clients it knows."""
 
@@ -29,6 +29,7 @@ class Issuer:
     clients: dict[str, tuple[str, str]] = field(default_factory=dict)
     token_lifetime: float = 300
     grants: list[dict[str, str]] = field(default_factory=list)  # each grant asked, in order
+    discovery_names_token_endpoint: bool = True
     # The audiences of the next tokens granted (then AUDIENCE): a token the agent refuses.
     grant_audiences: list[str] = field(default_factory=list)
 
@@ -86,8 +87,16 @@ async def issuer() -> AsyncIterator[Issuer]:
                                      else AUDIENCE),
             "token_type": "Bearer", "expires_in": int(me.token_lifetime), "scope": scope})
 
+    async def discovery(_: web.Request) -> web.Response:
+        me = holder[0]
+        doc = {"issuer": str(me.server.make_url("")).rstrip("/"), "jwks_uri": me.jwks_url}
+        if me.discovery_names_token_endpoint:
+            doc["token_endpoint"] = me.token_url
+        return web.json_response(doc)
+
     app = web.Application()
     app.router.add_get("/jwks.json", jwks)
+    app.router.add_get("/.well-known/openid-configuration", discovery)
     app.router.add_post("/token", token)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import hashlib
 import hmac
 import os
@@ -44,7 +43,7 @@ def _check(password: str, stored: str) -> bool:
         expected = base64.b64decode(digest)
         got = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt), n=int(n),
                              r=int(r), p=int(p), dklen=len(expected))
-    except (ValueError, binascii.Error):
+    except ValueError:  # binascii.Error is one
         return False
     return hmac.compare_digest(got, expected)
 
@@ -82,7 +81,7 @@ class BasicVerifier:
         try:
             user, sep, password = base64.b64decode(encoded.strip(), validate=True) \
                 .decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except ValueError:  # not base64 (binascii.Error), not ASCII, not UTF-8
             sep = ""
         if not sep:
             raise UnauthenticatedError("the Basic credential is not base64 of USER:PASSWORD",

@@ -122,7 +122,11 @@ class OAuth2Token:
             return self.grant.token_url, list(self.grant.scopes or ())
         _, url, scopes = _card_token_source(self.card)
         if url.startswith("oidc:"):
-            url = str((await self._json("GET", url[5:]))["token_endpoint"])
+            found = (await self._json("GET", url[5:])).get("token_endpoint")
+            if not isinstance(found, str) or not found:
+                raise UnauthenticatedError(f"the OpenID provider at {url[5:]} names no "
+                                           "token_endpoint: give the token URL")
+            url = found
         return url, list(self.grant.scopes if self.grant.scopes is not None else scopes)
 
     async def _fetch(self) -> tuple[str, float]:

@@ -5,6 +5,7 @@ to the caller. Our client is driven from the card alone."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import subprocess
 import sys
@@ -163,6 +164,21 @@ async def test_an_expiring_token_is_fetched_again_before_it_expires(
     assert [g["scope"] for g in issuer.grants] == ["tasks extra"] * 2
 
 
+async def test_oauth2_through_openid_discovery(stack: StackFactory, issuer: Issuer) -> None:
+    base = str(issuer.server.make_url("")).rstrip("/")
+    s = await secured(stack, AuthOptions(oidc_issuer=base, jwt_issuer=ISSUER,
+                                         jwt_audience=AUDIENCE))
+    issuer.clients["robot"] = ("s3cret", "robot-7")
+    grant = ClientCredentialsGrant("robot", "s3cret")  # the token endpoint from discovery
+    async with await A2AClient.connect(s.base_url, ClientOptions(oauth2=grant)) as client:
+        sent = await client.send_text("whoami")
+        assert sent.message.parts[0].text == "robot-7 (by oidc)"
+    issuer.discovery_names_token_endpoint = False
+    async with await A2AClient.connect(s.base_url, ClientOptions(oauth2=grant)) as client:
+        with pytest.raises(UnauthenticatedError, match="names no token_endpoint"):
+            await client.send_text("hi")
+
+
 class Skilled(AgentExecutor):
     """`admin ...` needs the `admin` skill, whose requirements ask for more."""
 
@@ -255,3 +271,16 @@ async def test_passwd_makes_a_line_basic_accepts(tmp_path: Path) -> None:
     assert "s3cret" not in made.stdout
     assert run_cli("passwd", "a:b", stdin="x\n").returncode == 2
     assert run_cli("passwd", "dave", stdin="\n").returncode == 2
+
+
+async def test_a_non_ascii_basic_credential_is_401_not_500(stack: StackFactory,
+                                                           tmp_path: Path) -> None:
+    s = await secured(stack, AuthOptions(basic_users=users_file(tmp_path)))
+    reader, writer = await asyncio.open_connection("127.0.0.1", s.http.port)
+    writer.write(b"GET /tasks HTTP/1.0\r\nHost: x\r\n"
+                 b"Authorization: Basic \xc3\xa9t\xc3\xa9\r\n\r\n")  # not ASCII
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    assert b" 401 " in answer.split(b"\r\n")[0], answer[:300]
+    assert b"not base64" in answer
