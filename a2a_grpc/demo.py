@@ -1,7 +1,8 @@
 """The built-in demo agent: what `a2a-grpc serve` runs unless told otherwise.
 
 - any text T: a task SUBMITTED -> WORKING -> COMPLETED with one artifact `echo: T`
-- `stream N`: N chunks `chunk i/N` of one artifact, then COMPLETED
+- `stream N`: N chunks `chunk i/N` of one artifact, then COMPLETED;
+  `stream N B`: each chunk padded with dots to B bytes (benchmarks)
 - `slow` / `slow S`: WORKING for 30 (or S) seconds with a note every 2 s, then
   the echo; cancel it at any point
 - `ask`: INPUT_REQUIRED with a question; the answer completes the task
@@ -24,6 +25,7 @@ from .context import CallContext
 from .core import states
 
 MAX_STREAM_CHUNKS = 10_000
+MAX_CHUNK_BYTES = 64 * 1024
 NOTE_EVERY_S = 2.0
 
 
@@ -44,8 +46,10 @@ class DemoAgent(AgentExecutor):
             await events.reply(_who(context.call))
         elif word == "ask":
             await events.require_input("What is your answer?")
-        elif word == "stream" and rest.strip().isdigit():
-            await self._stream(events, min(int(rest), MAX_STREAM_CHUNKS))
+        elif word == "stream" and rest.replace(" ", "").isdigit() and len(rest.split()) <= 2:
+            n, _, size = rest.strip().partition(" ")
+            await self._stream(events, min(int(n), MAX_STREAM_CHUNKS),
+                               min(int(size or 0), MAX_CHUNK_BYTES))
         elif word == "slow" and (not rest.strip() or _is_number(rest)):
             await self._slow(events, float(rest) if rest.strip() else 30.0, text)
         else:
@@ -61,12 +65,12 @@ class DemoAgent(AgentExecutor):
                         examples=["whoami"])
         return card
 
-    async def _stream(self, events: TaskEvents, n: int) -> None:
+    async def _stream(self, events: TaskEvents, n: int, size: int = 0) -> None:
         await events.working()
         artifact_id = None
         for i in range(1, n + 1):
             artifact_id = await events.artifact(
-                f"chunk {i}/{n}", artifact_id=artifact_id, name="chunks",
+                f"chunk {i}/{n}".ljust(size, "."), artifact_id=artifact_id, name="chunks",
                 append=i > 1, last_chunk=i == n,
             )
         await events.complete()

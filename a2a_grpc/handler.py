@@ -197,7 +197,12 @@ class RequestHandler:
         error = await run.started
         if error is not None:
             return error
-        return run.settled.result() if run.settled.done() else run.actor.response()
+        if run.settled.done():
+            return run.settled.result()
+        try:
+            return await run.actor.committed_response()
+        except Exception as exc:
+            return exc
 
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext

@@ -12,7 +12,7 @@ from .agent import AgentExecutor, RequestContext
 from .context import CallContext
 from .core import lifecycle
 from .core.errors import FieldViolation, InvalidParamsError
-from .core.ids import new_id
+from .core.ids import sorted_id
 from .core.validate import require, validate
 from .idempotency import Duplicate, SentMessages
 from .push.configs import PushConfigs
@@ -82,7 +82,7 @@ class Intake:
 
         chosen = msg.task_id if ctx.client_task_ids and await self._unknown(scope, msg) else ""
         if not msg.task_id or chosen:
-            task_id, context_id = chosen or new_id(), msg.context_id or new_id()
+            task_id, context_id = chosen or sorted_id(), msg.context_id or sorted_id()
             if before is not None:
                 await before(task_id)
             racing = self._sent.racing(scope, msg.message_id, None)

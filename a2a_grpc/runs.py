@@ -56,6 +56,7 @@ class Run:
         self.cancelled = False
         self.handed_off = False
         self.first_seq = 0  # sequence number of this run's first event
+        self.lost: BaseException | None = None  # events of this run the store refused
         # Follow-ups this run took from the queue: their callers settle with it.
         self.followers: list[Run] = []
         loop = asyncio.get_running_loop()
@@ -91,6 +92,7 @@ class Run:
         assert actor.task is not None
         if actor.task.status.state in states.SETTLED:
             return
+        await actor.flush(self)
         self.handed_off = True
         await actor.mark_handed_off(True)
         self.settle(actor.response())
@@ -108,6 +110,7 @@ class Run:
                 snap = self.actor.snapshot()
                 assert snap is not None
                 await self.executor.resume(snap[0], events)
+            await self.actor.flush(self)  # the agent's last events are stored, or it failed
         except asyncio.CancelledError:
             if not self.cancelled:
                 raise  # the server is shutting down

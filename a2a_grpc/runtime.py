@@ -2,10 +2,12 @@
 
 - `TaskActor` owns a task while anything acts on it. Every change goes
   through `emit`: under the actor's lock it applies the event with the
-  lifecycle reducer (in place; undone if the store refuses), stores the
-  result with the next sequence number, then publishes the event. Store
-  first, bus second: a subscriber that reads a snapshot with sequence n and
-  then skips live events <= n sees every event exactly once.
+  lifecycle reducer (in place; undone if the store refuses) and hands it to
+  the store with the next sequence number; the journal (journal.py)
+  publishes it once it is committed. Store first, bus second: a subscriber
+  that reads a snapshot with sequence n and then skips live events <= n
+  sees every event exactly once. Only an event that settles the task, and
+  what answers a caller, waits for its commit: a burst is one transaction.
 - A new task is created lazily by the run's first event, with the user's
   message as its first history entry. So an agent that answers with a direct
   Message (or raises an A2AError before doing anything) leaves no task.
@@ -19,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -36,9 +37,10 @@ from .agent import AgentExecutor, TaskEvents
 from .bus import EventBus
 from .core import ids, lifecycle, states
 from .core.errors import A2AError, InvalidAgentResponseError
+from .journal import MAX_IN_FLIGHT, Journal, Pending
 from .runs import Outcome, Run
-from .scheduling import QUANTUM_S, Turn, starting
-from .stores import Scope, TaskStore
+from .scheduling import Sink, Turn
+from .stores import COMMITTED, Scope, TaskStore
 
 log = logging.getLogger("a2a_grpc.runtime")
 
@@ -64,6 +66,7 @@ class TaskActor:
         self._after_commit = after_commit  # set when push notifications are on
         self._turn = Turn()  # one event at a time
         self._arrival: asyncio.Future[None] | None = None  # a run waits for a follow-up
+        self._journal = Journal(seq, self._publish, self._restore)
 
     def snapshot(self) -> tuple[Task, int] | None:
         if self.task is None:
@@ -79,6 +82,9 @@ class TaskActor:
         else:
             turn.held = True
         try:
+            if run is not None and run.lost is not None:  # its earlier events were not stored
+                error, run.lost = run.lost, None
+                raise error
             kind = event.WhichOneof("payload")
             if run is not None and run.replied:
                 raise InvalidAgentResponseError("a direct reply must be the run's last event")
@@ -98,9 +104,12 @@ class TaskActor:
                 if task is None:  # created by this event (a Task): stored whole
                     created = lifecycle.apply(None, event).task
                     assert created is not None  # only a Message makes none, handled above
-                    await self._commit(created, None)
+                    await self._commit(created, None, run=run)
                 else:
-                    await self._commit(task, event, undo=lifecycle.update(task, event))
+                    undo = lifecycle.update(task, event)
+                    settles = kind == "status_update" and task.status.state in states.SETTLED
+                    await self._commit(task, event, undo=undo, run=run,
+                                       wait=run is None or settles)
             if run is not None:
                 run.mark_started()
             if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
@@ -134,18 +143,38 @@ class TaskActor:
             self._arrival = None
 
     async def mark_handed_off(self, handed_off: bool) -> None:
+        await self._journal.through(self.seq)  # after the task's events, not before
         await self._store.set_handed_off(self.scope, self.task_id, handed_off)
 
-    def sink(self, run: Run | None) -> _Sink:
-        return _Sink(self, run)
+    async def flush(self, run: Run) -> None:
+        """Wait until every event so far is committed; raise the store's error
+        if any of `run`'s could not be."""
+        try:
+            await self._journal.through(self.seq)
+        except Exception as exc:
+            if run.lost is exc:
+                run.lost = None
+            raise
+        if run.lost is not None:
+            error, run.lost = run.lost, None
+            raise error
+
+    async def committed_response(self) -> SendMessageResponse:
+        """The task as it stands, once that is committed."""
+        response = self.response()
+        await self._journal.through(self.seq)
+        return response
+
+    def sink(self, run: Run | None) -> Sink:
+        return Sink(self, run)
 
     async def _reply(self, event: StreamResponse, run: Run | None) -> None:
         if run is None:
             raise InvalidAgentResponseError("only a run answering a new message can reply")
         lifecycle.apply(self.task, event)  # raises once there is a task
         run.replied = True
-        self.seq += 1
-        run.first_seq = self.seq
+        self.seq += 1  # no task, so nothing is stored, nor waits to be
+        run.first_seq = self._journal.committed = self.seq
         await self._bus.publish(self.task_id, self.seq, event)
         run.mark_started()
         run.settle(SendMessageResponse(message=event.message))
@@ -162,7 +191,9 @@ class TaskActor:
             first.task.history.append(message)
             task = lifecycle.apply(None, first).task
             assert task is not None
-            await self._commit(task, None, message.message_id)
+            # Only a push config saved with the task waits for it: the agent's first
+            # events usually go to the store with it (put back if it is lost).
+            await self._commit(task, None, message, run=run, wait=run.on_create is not None)
             run.pending = None  # recorded: never again, even if what follows fails
             if run.on_create is not None:
                 await run.on_create(task)
@@ -170,32 +201,61 @@ class TaskActor:
             updated = Task()
             updated.CopyFrom(self.task)
             updated.history.append(message)
-            await self._commit(updated, None, message.message_id)
+            await self._commit(updated, None, message, run=run)
             run.pending = None
 
     async def _commit(
-        self, task: Task, event: StreamResponse | None, message_id: str | None = None,
-        undo: lifecycle.Undo | None = None,
+        self, task: Task, event: StreamResponse | None, message: Message | None = None,
+        undo: lifecycle.Undo | None = None, run: Run | None = None, wait: bool = True,
     ) -> None:
-        """Store `task` as of the next event, then publish the event. `undo`: the
-        event was applied to the task in place (`lifecycle.apply`); undone if
-        the store refuses, and the store is told the task is derived."""
+        """Store `task` as of the next event; the journal publishes the event once
+        it is committed. `undo`: the event was applied to the task in place
+        (`lifecycle.apply`); undone if the store refuses, and the store is told
+        the task is derived. `wait`: return only once the event is published."""
         seq = self.seq + 1
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
-        notify = self._after_commit is not None
         try:
-            await self._store.append(self.scope, task, seq, event, message_id, notify,
-                                     derived=undo is not None)
+            written = self._store.append(self.scope, task, seq, event,
+                                         message.message_id if message else None,
+                                         self._after_commit is not None,
+                                         derived=undo is not None)
         except BaseException:
             if undo is not None:
                 undo()
             raise
-        self.task, self.seq = task, seq
+        before, self.task, self.seq = self.task, task, seq
+        journal = self._journal
+        if written is COMMITTED and journal.idle:  # nothing to wait for (the memory store)
+            journal.committed = seq
+            await self._publish(seq, event)
+            return
+        journal.add(Pending(seq, event, written, undo, None if undo else before, run, message))
+        if wait:
+            try:
+                await journal.through(seq)
+            except Exception as exc:
+                if run is not None and run.lost is exc:
+                    run.lost = None  # told here
+                raise
+        elif journal.in_flight >= MAX_IN_FLIGHT:
+            await journal.through(seq - MAX_IN_FLIGHT // 2)
+
+    async def _publish(self, seq: int, event: StreamResponse) -> None:
         await self._bus.publish(self.task_id, seq, event)
         if self._after_commit is not None:
             self._after_commit()
+
+    def _restore(self, lost: list[Pending]) -> None:
+        """Back to the last committed event: `lost` (in order) were not stored."""
+        task = self.task
+        for pending in reversed(lost):
+            if pending.undo is not None:
+                pending.undo()
+            else:
+                task = pending.before
+        self.task, self.seq = task, self._journal.committed
 
     def response(self) -> SendMessageResponse:
         response = SendMessageResponse()
@@ -207,7 +267,7 @@ class TaskActor:
         """Force the task into final `state` unless it is already settled."""
         if self.task is None or self.task.status.state in states.TERMINAL:
             return  # no task was created (the call itself failed), or it is final
-        events = TaskEvents(_Sink(self, None), self.task_id, self.context_id)
+        events = TaskEvents(Sink(self, None), self.task_id, self.context_id)
         await events.status(state, text)
 
     def running(self) -> bool:
@@ -226,7 +286,7 @@ class TaskActor:
         """CancelTask: let the agent stop, stop what still runs, mark CANCELED."""
         snap = self.snapshot()
         if snap is not None:
-            events = TaskEvents(_Sink(self, None), self.task_id, self.context_id)
+            events = TaskEvents(Sink(self, None), self.task_id, self.context_id)
             try:
                 await executor.cancel(snap[0], events)
             except A2AError:
@@ -242,32 +302,3 @@ class TaskActor:
         await self.finish(states.CANCELED, "The task was canceled.")
         for r, _ in stopping:
             r.settle(self.response())
-
-
-class _Sink:
-    """Where a run's (or an outside writer's) TaskEvents go."""
-
-    __slots__ = ("_actor", "_count", "_run", "_since")
-
-    def __init__(self, actor: TaskActor, run: Run | None) -> None:
-        self._actor, self._run = actor, run
-        self._count = 0
-        self._since = time.perf_counter()  # when this sink last gave the loop back
-
-    async def emit(self, event: StreamResponse) -> None:
-        if self._run is not None and self._run.cancelled:
-            raise asyncio.CancelledError  # a canceled run writes nothing more
-        await self._actor.emit(event, self._run)
-        if self._run is not None:
-            self._run.emitted = True
-        # An agent that never awaits anything else would otherwise run to its end
-        # before any stream sends its first event, and hold every other call meanwhile.
-        self._count += 1
-        if (starting.count or time.perf_counter() - self._since >= QUANTUM_S
-                or (self._count == 1 and self._actor.watched())):
-            await asyncio.sleep(0)
-            self._since = time.perf_counter()
-
-    async def hand_off(self) -> None:
-        if self._run is not None:
-            await self._run.hand_off()

@@ -3,15 +3,24 @@
 - `Turn` is a task actor's mutex: one event at a time, FIFO.
 - `QUANTUM_S` and `hold_starting()`: how long an agent that emits without
   awaiting anything else may hold the loop, and the shorter window while a
-  new stream waits for its first event (see the comments below).
+  new stream waits for its first event (see the comments below); `Sink`,
+  where a run's events go, is where that is applied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from generated.a2a_pb2 import StreamResponse
+
+if TYPE_CHECKING:
+    from .runs import Run
+    from .runtime import TaskActor
 
 
 class Turn:
@@ -92,3 +101,32 @@ def hold_starting() -> Callable[[], None]:
             held = False
             _starting.count -= 1
     return release
+
+
+class Sink:
+    """Where a run's (or an outside writer's) TaskEvents go."""
+
+    __slots__ = ("_actor", "_count", "_run", "_since")
+
+    def __init__(self, actor: TaskActor, run: Run | None) -> None:
+        self._actor, self._run = actor, run
+        self._count = 0
+        self._since = time.perf_counter()  # when this sink last gave the loop back
+
+    async def emit(self, event: StreamResponse) -> None:
+        if self._run is not None and self._run.cancelled:
+            raise asyncio.CancelledError  # a canceled run writes nothing more
+        await self._actor.emit(event, self._run)
+        if self._run is not None:
+            self._run.emitted = True
+        # An agent that never awaits anything else would otherwise run to its end
+        # before any stream sends its first event, and hold every other call meanwhile.
+        self._count += 1
+        if (starting.count or time.perf_counter() - self._since >= QUANTUM_S
+                or (self._count == 1 and self._actor.watched())):
+            await asyncio.sleep(0)
+            self._since = time.perf_counter()
+
+    async def hand_off(self) -> None:
+        if self._run is not None:
+            await self._run.hand_off()

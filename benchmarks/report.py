@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .capacity import Memory
 from .drive import Result
@@ -46,6 +46,10 @@ class Report:
     main: Table = field(default_factory=dict)
     listing: Table = field(default_factory=dict)
     memory: list[Memory] = field(default_factory=list)
+    durable: Table = field(default_factory=dict)
+    growth: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
+    growth_limit: float = 0.0
+    durable_note: str = ""
 
 
 def med(results: list[Result] | None, key: str = "rate") -> float:
@@ -190,6 +194,11 @@ def render(rep: Report) -> str:
                   *listing_table(rep.listing), ""]
     if rep.memory:
         parts += ["### Memory", "", *memory_table(rep.memory), ""]
+    if rep.durable or rep.growth:
+        from . import durable_report
+
+        parts += durable_report.render(rep.durable, rep.growth, rep.growth_limit,
+                                       rep.durable_note)
     return "\n".join(parts)
 
 
@@ -227,6 +236,10 @@ def plot(rep: Report) -> None:
 def write_docs(rep: Report, text: str) -> None:
     if rep.main:
         plot(rep)
+    if rep.growth:
+        from . import durable_report
+
+        durable_report.plot(rep.growth)
     doc = DOCS.read_text()
     if BEGIN not in doc or END not in doc:
         raise SystemExit(f"{DOCS} lacks the {BEGIN} ... {END} markers")

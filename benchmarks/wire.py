@@ -13,6 +13,8 @@ tables give medians (min-max) and ratios; every answer is checked.
    SDK with its InMemoryTaskStore seeded in its own process.
 3. Memory (benchmarks/capacity.py): RSS growth for 10,000 tasks; 1,000
    concurrent open streams, each checked for every event it must get.
+4. Durable stores (benchmarks/durable.py): ours and the SDK each on memory,
+   SQLite and PostgreSQL; the per-event cost as a streamed task grows.
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -169,6 +171,13 @@ async def run(args: argparse.Namespace) -> report.Report:
                                            args.big, Path(tmp))
     if not args.only or args.only in "memory":
         out.memory = await capacity.run(sdk_python, args.tasks, args.streams, progress)
+    if not args.only or args.only in "durable":
+        from . import durable
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out.durable, out.growth, out.durable_note = await durable.run(
+                sdk_python, args.rounds, args.seconds, args.growth_limit, Path(tmp), progress)
+        out.growth_limit = args.growth_limit
     return out
 
 
@@ -181,6 +190,8 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000, help="the large ListTasks store")
     parser.add_argument("--tasks", type=int, default=10_000, help="tasks for the RSS measure")
     parser.add_argument("--streams", type=int, default=1000, help="concurrent open streams")
+    parser.add_argument("--growth-limit", type=float, default=60.0,
+                        help="seconds a durable growth stream may take before it is cut")
     parser.add_argument("--no-docs", action="store_true", help="print only")
     args = parser.parse_args()
     try:

@@ -48,17 +48,37 @@ class Gate:
 
 
 class FullDiskStore(MemoryTaskStore):
-    """The real in-memory store, with a switch that makes writes fail (a full disk)."""
+    """The real in-memory store, with a switch that makes writes fail (a full disk).
+
+    `refuse_next` refuses writes as they are made; `fail_later_next` accepts
+    them and fails their commit a moment later, as a durable store does."""
 
     writes_fail = False
     refuse_next = 0  # refuse this many writes, then work again
+    fail_later_next = 0  # fail the commit of this many writes, then work again
 
-    async def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-                     message_id: str | None = None, notify: bool = False,
-                     derived: bool = False) -> None:
+    def __init__(self) -> None:
+        super().__init__()
+        self._failed_at: dict[str, int] = {}
+
+    def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
+               message_id: str | None = None, notify: bool = False,
+               derived: bool = False) -> Awaitable[None]:
         if self.refuse_next > 0:
             self.refuse_next -= 1
             raise OSError("No space left on device")
         if self.writes_fail:
             raise OSError("No space left on device")
-        await MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify, derived)
+        failed_at = self._failed_at.get(task.id)
+        if failed_at is not None and seq <= failed_at:
+            del self._failed_at[task.id]  # the writer starts again from the failed event
+        elif failed_at is not None or self.fail_later_next > 0:  # (a store keeps no holes)
+            if failed_at is None:
+                self.fail_later_next -= 1
+                self._failed_at[task.id] = seq
+            failed = asyncio.get_running_loop().create_future()
+            asyncio.get_running_loop().call_soon(
+                failed.set_exception, OSError("No space left on device"))
+            return failed
+        return MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify,
+                                      derived)

@@ -2,7 +2,13 @@
 
 `new_id()` is a random (version 4) UUID in its canonical text form, as
 `str(uuid.uuid4())` gives, at a quarter of the cost (no UUID object, and
-randomness drawn for many ids at once).
+randomness drawn for many ids at once). `sorted_id()` is a version 7 UUID
+(RFC 9562: the millisecond, then 74 random bits), for task and context ids:
+ids made close in time sort close together, so the stores' indexes on them
+take a new task on a page they just wrote instead of a random one. Measured
+on SQLite with the demo agent, 32 concurrent sends: random ids touched
+about 15 pages of the write-ahead log per task, and its commits were the
+store's largest cost.
 `now()` is the current time as a Timestamp, without the datetime round trip
 of `Timestamp.GetCurrentTime()`; `nanos_of(ts)` is its inverse in integers.
 """
@@ -19,8 +25,10 @@ _NS = 1_000_000_000
 
 
 class _Pool(threading.local):
-    """Random hex digits drawn from os.urandom 32 ids at a time: one system call
-    per id was half its cost. Per thread, so two threads never share digits;
+    """Random hex digits drawn from os.urandom 256 ids at a time: one system call
+    per id was half its cost (and a system call gives the GIL away: with the
+    SQLite store's thread busy, getting it back took longer than the call). Per
+    thread, so two threads never share digits;
     emptied in a forked child, so parent and child never share them either."""
 
     digits = ""
@@ -28,7 +36,7 @@ class _Pool(threading.local):
 
 
 _pool = _Pool()
-_POOL_BYTES = 16 * 32
+_POOL_BYTES = 16 * 256
 _VARIANT = "89ab" * 4  # the RFC 4122 variant: the nibble's top two bits are 10
 
 
@@ -40,14 +48,25 @@ os.register_at_fork(after_in_child=_empty_pool)
 
 
 def new_id() -> str:
+    h = _digits()
+    # Version 4 in the 13th digit, the variant in the 17th.
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
+
+
+def sorted_id() -> str:
+    h = _digits()
+    ms = f"{time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF:012x}"
+    return f"{ms[:8]}-{ms[8:]}-7{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
+
+
+def _digits() -> str:
+    """32 random hex digits."""
     pool = _pool
     at = pool.at
     if at >= len(pool.digits):
         pool.digits, at = os.urandom(_POOL_BYTES).hex(), 0
     pool.at = at + 32
-    h = pool.digits[at:at + 32]
-    # Version 4 in the 13th digit, the variant in the 17th.
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
+    return pool.digits[at:at + 32]
 
 
 def now() -> Timestamp:

@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-from .base import Delivery, Scope, StoredTask, StoreUnavailableError, TaskStore
+from .base import COMMITTED, Delivery, Scope, StoredTask, StoreUnavailableError, TaskStore
 from .memory import MemoryTaskStore
 
-__all__ = ["Delivery", "MemoryTaskStore", "Scope", "StoreUnavailableError", "StoredTask",
-           "TaskStore", "open_store", "store_for"]
+__all__ = ["COMMITTED", "Delivery", "MemoryTaskStore", "Scope", "StoreUnavailableError",
+           "StoredTask", "TaskStore", "open_store", "store_for"]
 
 DEFAULT_URL = "sqlite:///a2a-grpc.db"
 

@@ -5,9 +5,16 @@ and sorts on, under a `Scope` (tenant, owner): a task outside the caller's
 scope is indistinguishable from a missing one (spec §13.1: never reveal the
 existence of what a caller may not see). Beside each task it keeps the
 task's event log: every event, in order, under its sequence number, so a
-client that lost its stream can replay what it missed. The task snapshot
-and the event are written in one transaction (`append`), so the snapshot at
-sequence n is always the fold of the log up to n.
+client that lost its stream can replay what it missed. A read gives the
+task as of its last event: the fold of the log up to there (a store may keep
+a snapshot of the task now and then, and fold the events after it on read).
+
+`append` takes what it needs from its arguments before it returns and hands
+back an awaitable that completes once the write is committed: a caller may
+make several appends before awaiting the first (a burst of events goes to
+the store as one transaction), and the appends of one task are committed in
+the order they were made. Nothing may be shown to anyone before its append
+has completed.
 
 Failures of the store itself (disk full, database unreachable, lock
 timeout) raise `StoreUnavailableError`: the caller sees a clear, retryable
@@ -16,7 +23,8 @@ error and the write is not reported as done.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from collections.abc import Awaitable, Generator
+from typing import Any, NamedTuple, Protocol
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
@@ -26,6 +34,20 @@ from ..core.listing import TaskQuery
 
 class StoreUnavailableError(UnavailableError):
     default_message = "The task store is unavailable; try again shortly"
+
+
+class _Committed:
+    """An append that was committed before `append` returned (the memory store's):
+    awaiting it costs nothing, and a caller can test for it with `is COMMITTED`."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # a generator that ends at once: `await COMMITTED` returns None
+
+
+COMMITTED: Awaitable[None] = _Committed()
 
 
 class Scope(NamedTuple):
@@ -56,18 +78,20 @@ class TaskStore(Protocol):
 
     async def close(self) -> None: ...
 
-    async def append(
+    def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
-    ) -> None:
-        """In one transaction: `task` as of event `seq`, `event` added to its log,
-        (when `event` records a user message) that message's id, and (`notify`)
-        one outbox entry per push config of the task.
+    ) -> Awaitable[None]:
+        """Atomically: `task` as of event `seq`, `event` added to its log, (when
+        `event` records a user message) that message's id, and (`notify`) one
+        outbox entry per push config of the task. The awaitable completes when
+        that is committed (COMMITTED: at once) or raises StoreUnavailableError.
 
         `derived`: `task` is the task this store holds, with `event` applied by
         `lifecycle.apply` (the runtime's status and artifact events). A store may
         then keep the event alone and fold it into the task when the task is
-        read. `task` is only read during the call: the caller keeps changing it."""
+        read. `task` and `event` are only read during the call: the caller
+        keeps changing them."""
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""

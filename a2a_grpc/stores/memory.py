@@ -10,6 +10,7 @@ table.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
@@ -17,7 +18,7 @@ from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from ..core import listing, states
 from ..core.ids import nanos_of
 from ..core.listing import SortKey, TaskQuery
-from .base import Delivery, Scope, StoredTask
+from .base import COMMITTED, Delivery, Scope, StoredTask
 from .memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
 
 
@@ -37,10 +38,10 @@ class MemoryTaskStore:
     async def close(self) -> None:
         pass
 
-    async def append(
+    def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
-    ) -> None:
+    ) -> Awaitable[None]:
         tasks = self._tasks.get(scope)
         if tasks is None:
             tasks = self._tasks[scope] = {}
@@ -78,6 +79,7 @@ class MemoryTaskStore:
                     Delivery(self._next_id, scope, task_id, config_id, seq, 0, ""),
                     time.time_ns())
                 self._next_id += 1
+        return COMMITTED
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         row = self._tasks.get(scope, {}).get(task_id)

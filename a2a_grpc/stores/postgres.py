@@ -34,6 +34,9 @@ class _PgTx:
     async def execute(self, sql: str, *args: Any) -> None:
         await self._conn.execute(_numbered(sql), *args)
 
+    async def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        await self._conn.executemany(_numbered(sql), rows)
+
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
         return list(await self._conn.fetch(_numbered(sql), *args))
 
@@ -43,7 +46,9 @@ class PostgresTaskStore(SqlTaskStore):
     serial_type = "BIGSERIAL PRIMARY KEY"
     driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 
-    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10) -> None:
+    def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10,
+                 snapshot_bytes: int = 64 * 1024) -> None:
+        self._init_writes(snapshot_bytes)
         self.dsn = dsn
         self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
@@ -63,12 +68,22 @@ class PostgresTaskStore(SqlTaskStore):
 
     async def close(self) -> None:
         if self._pool is not None:
+            await self._drain_writes()
             await self._pool.close()
             self._pool = None
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         async with self._acquire() as conn, conn.transaction():
             return await work(_PgTx(conn))
+
+    async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        if not keys:
+            return {}
+        rows = await tx.fetch(
+            "SELECT t.tenant, t.id, t.state FROM unnest(?::text[], ?::text[]) AS k (tenant, id) "
+            "JOIN a2a_tasks t ON t.tenant = k.tenant AND t.id = k.id",
+            [k[0] for k in keys], [k[1] for k in keys])
+        return {(r[0], r[1]): int(r[2]) for r in rows}
 
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         async with self._acquire() as conn:

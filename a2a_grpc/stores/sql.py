@@ -1,96 +1,41 @@
-"""What the SQLite and PostgreSQL stores share: schema, migrations, queries.
+"""What the SQLite and PostgreSQL stores share: writes, reads, queries.
 
-Tasks are rows of a serialized Task plus the columns ListTasks filters and
-sorts on; every filter combination has an index ending in (status time, id),
-so a page is an index range scan that costs the same at 100,000 tasks as at
-1,000. Total counts come from a per-(tenant, owner, state) counter kept in the
-same transaction as the task, so the common "how many tasks (in this
-state)?" does not scan either; other filters count over their index.
+Tasks are rows of the columns ListTasks filters and sorts on; every filter
+combination has an index ending in (status time, id), so a page is an index
+range scan that costs the same at 100,000 tasks as at 1,000. Total counts
+come from a per-(tenant, owner, state) counter kept in the same transaction
+as the task, so the common "how many tasks (in this state)?" does not scan
+either; other filters count over their index.
+
+Writes (writes.py): an event is a row of its own, and the task's snapshot is
+rewritten now and then (`SnapshotPolicy`); a read folds the events logged
+after the snapshot into it. Appends are group-committed (`GroupCommit`,
+sql_batch.py). A final task's snapshot is always current.
 
 The SQL is written once with `?` placeholders; each dialect supplies its
-blob type and runs statements its own way (`_run`, `_read`).
+blob type and runs statements its own way (`_run`, `_read`, `_states_of`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from generated.a2a_pb2 import StreamResponse, Task
 
-from ..core import states
+from ..core import lifecycle, states
 from ..core.listing import TaskQuery
 from .base import Scope, StoredTask, StoreUnavailableError
+from .sql_batch import COUNT, Row, Tx, write_batch
 from .sql_push import SqlPushQueries
+from .sql_schema import migrate
+from .writes import TERMINAL, GroupCommit, SnapshotPolicy, Write
 
 log = logging.getLogger("a2a_grpc.store")
 
-Row = Sequence[Any]
-
-
-class Tx(Protocol):
-    async def execute(self, sql: str, *args: Any) -> None: ...
-
-    async def fetch(self, sql: str, *args: Any) -> list[Row]: ...
-
-
-# Each entry moves the schema up one version; never edit a released entry.
-MIGRATIONS: list[list[str]] = [
-    [
-        """CREATE TABLE a2a_tasks (
-            tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
-            context_id TEXT NOT NULL, state INTEGER NOT NULL, status_ns BIGINT NOT NULL,
-            seq BIGINT NOT NULL, body {blob} NOT NULL,
-            PRIMARY KEY (tenant, id))""",
-        "CREATE INDEX a2a_tasks_recent ON a2a_tasks (tenant, owner, status_ns DESC, id DESC)",
-        """CREATE INDEX a2a_tasks_context
-            ON a2a_tasks (tenant, owner, context_id, status_ns DESC, id DESC)""",
-        """CREATE INDEX a2a_tasks_state
-            ON a2a_tasks (tenant, owner, state, status_ns DESC, id DESC)""",
-        "CREATE INDEX a2a_tasks_unsettled ON a2a_tasks (state)",
-        """CREATE TABLE a2a_events (
-            tenant TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
-            body {blob} NOT NULL, PRIMARY KEY (tenant, task_id, seq))""",
-        """CREATE TABLE a2a_messages (
-            tenant TEXT NOT NULL, owner TEXT NOT NULL, message_id TEXT NOT NULL,
-            task_id TEXT NOT NULL, PRIMARY KEY (tenant, owner, message_id))""",
-        "CREATE INDEX a2a_messages_task ON a2a_messages (tenant, task_id)",
-        """CREATE TABLE a2a_push_configs (
-            tenant TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL,
-            created BIGINT NOT NULL, body {blob} NOT NULL, PRIMARY KEY (tenant, task_id, id))""",
-        """CREATE TABLE a2a_counts (
-            tenant TEXT NOT NULL, owner TEXT NOT NULL, state INTEGER NOT NULL,
-            n BIGINT NOT NULL, PRIMARY KEY (tenant, owner, state))""",
-    ],
-    [  # 2: the push notification outbox
-        """CREATE TABLE a2a_outbox (
-            id {serial}, tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL,
-            config_id TEXT NOT NULL, seq BIGINT NOT NULL, attempts INTEGER NOT NULL,
-            next_ns BIGINT NOT NULL, dead INTEGER NOT NULL, last_error TEXT NOT NULL)""",
-        "CREATE INDEX a2a_outbox_due ON a2a_outbox (dead, next_ns)",
-        "CREATE INDEX a2a_outbox_head ON a2a_outbox (tenant, task_id, config_id, dead, seq)",
-    ],
-    [  # 3: tasks an agent handed off on purpose (crash recovery leaves them be)
-        "ALTER TABLE a2a_tasks ADD COLUMN handed_off INTEGER NOT NULL DEFAULT 0",
-    ],
-    [  # 4: what a config's notifications carry ("" the 1.0 event; "0.3"/"0.1" a task)
-        "ALTER TABLE a2a_push_configs ADD COLUMN payload TEXT NOT NULL DEFAULT ''",
-    ],
-]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-_UPSERT_TASK = """
-    INSERT INTO a2a_tasks (tenant, owner, id, context_id, state, status_ns, seq, body)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (tenant, id) DO UPDATE SET context_id = excluded.context_id,
-        state = excluded.state, status_ns = excluded.status_ns, seq = excluded.seq,
-        body = excluded.body"""
-_COUNT = """
-    INSERT INTO a2a_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
-    ON CONFLICT (tenant, owner, state) DO UPDATE SET n = a2a_counts.n + excluded.n"""
-
+__all__ = ["Row", "SqlTaskStore", "Tx"]
+_STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
 
 class SqlTaskStore(SqlPushQueries):
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
@@ -98,6 +43,12 @@ class SqlTaskStore(SqlPushQueries):
     blob_type = "BLOB"
     serial_type = "INTEGER PRIMARY KEY"
     driver_errors: tuple[type[BaseException], ...] = (OSError,)
+    _policy: SnapshotPolicy
+    _group: GroupCommit
+
+    def _init_writes(self, snapshot_bytes: int) -> None:
+        self._policy = SnapshotPolicy(snapshot_bytes)
+        self._group = GroupCommit(self._commit_batch, self._failed, self.driver_errors)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         """Run `work` in one transaction."""
@@ -106,62 +57,50 @@ class SqlTaskStore(SqlPushQueries):
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         raise NotImplementedError
 
+    async def _commit_batch(self, batch: list[Write]) -> None:
+        await self._run(lambda tx: write_batch(tx, batch, self._states_of))
+
+    async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        found: dict[tuple[str, str], int] = {}
+        marks = ", ".join(["(?, ?)"] * _STATES_CHUNK)
+        for at in range(0, len(keys), _STATES_CHUNK):
+            chunk = keys[at:at + _STATES_CHUNK]
+            chunk += [chunk[-1]] * (_STATES_CHUNK - len(chunk))
+            rows = await tx.fetch(
+                f"SELECT t.tenant, t.id, t.state FROM (VALUES {marks}) AS k "
+                "JOIN a2a_tasks t ON t.tenant = k.column1 AND t.id = k.column2",
+                *(v for key in chunk for v in key))
+            found.update(((r[0], r[1]), int(r[2])) for r in rows)
+        return found
+
     def _failed(self, exc: BaseException, doing: str) -> StoreUnavailableError:
         log.error("task store failed while %s: %s", doing, exc, exc_info=exc)
         return StoreUnavailableError()
 
     async def _migrate(self, tx: Tx) -> None:
-        await tx.execute("CREATE TABLE IF NOT EXISTS a2a_schema (version INTEGER NOT NULL)")
-        rows = await tx.fetch("SELECT version FROM a2a_schema")
-        version = int(rows[0][0]) if rows else 0
-        if version > SCHEMA_VERSION:
-            raise RuntimeError(
-                f"the task store has schema version {version}, newer than this a2a-grpc "
-                f"understands ({SCHEMA_VERSION}): upgrade a2a-grpc or use another store")
-        for number in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[number]:
-                await tx.execute(statement.format(blob=self.blob_type, serial=self.serial_type))
-            log.info("task store schema migrated to version %d", number + 1)
-        if not rows:
-            await tx.execute("INSERT INTO a2a_schema (version) VALUES (?)", SCHEMA_VERSION)
-        elif version != SCHEMA_VERSION:
-            await tx.execute("UPDATE a2a_schema SET version = ?", SCHEMA_VERSION)
+        await migrate(tx, self.blob_type, self.serial_type)
 
     # -- tasks and their log --
 
-    async def append(
+    def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
-    ) -> None:
-        state = int(task.status.state)
-        ns, blob = task.status.timestamp.ToNanoseconds(), task.SerializeToString()
+    ) -> Awaitable[None]:
+        body = event.SerializeToString()
+        status = task.status
+        state = int(status.state)
+        key = (scope.tenant, task.id)
+        snapshot = None
+        if self._policy.due(key, derived, state, len(body)):
+            snapshot = task.SerializeToString()
+            self._policy.taken(key, state, len(snapshot))
+        return self._group.submit(Write(
+            scope, task.id, task.context_id, seq, body, state, status.timestamp.ToNanoseconds(),
+            not derived or event.HasField("status_update"), snapshot, message_id, notify))
 
-        async def work(tx: Tx) -> None:
-            old = await tx.fetch("SELECT state FROM a2a_tasks WHERE tenant = ? AND id = ?",
-                                 scope.tenant, task.id)
-            await tx.execute(_UPSERT_TASK, scope.tenant, scope.owner, task.id, task.context_id,
-                             state, ns, seq, blob)
-            await tx.execute("INSERT INTO a2a_events (tenant, task_id, seq, body) "
-                             "VALUES (?, ?, ?, ?)", scope.tenant, task.id, seq,
-                             event.SerializeToString())
-            if message_id:
-                await tx.execute("INSERT INTO a2a_messages (tenant, owner, message_id, task_id) "
-                                 "VALUES (?, ?, ?, ?)", scope.tenant, scope.owner, message_id,
-                                 task.id)
-            if notify:  # one delivery per config the task has right now
-                await tx.execute(
-                    "INSERT INTO a2a_outbox (tenant, owner, task_id, config_id, seq, attempts, "
-                    "next_ns, dead, last_error) SELECT ?, ?, ?, id, ?, 0, ?, 0, '' "
-                    "FROM a2a_push_configs WHERE tenant = ? AND task_id = ?",
-                    scope.tenant, scope.owner, task.id, seq, time.time_ns(), scope.tenant,
-                    task.id)
-            before = int(old[0][0]) if old else None
-            if before != state:
-                if before is not None:
-                    await tx.execute(_COUNT, scope.tenant, scope.owner, before, -1)
-                await tx.execute(_COUNT, scope.tenant, scope.owner, state, 1)
-
-        await self._guarded(work, f"writing task {task.id}")
+    async def _drain_writes(self) -> None:
+        """Before closing: wait for every write made so far."""
+        await self._group.drain()
 
     async def _guarded(self, work: Callable[[Tx], Awaitable[Any]], doing: str) -> Any:
         try:
@@ -176,10 +115,33 @@ class SqlTaskStore(SqlPushQueries):
             raise self._failed(exc, doing) from exc
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
-        rows = await self._query(f"reading task {task_id}",
-                                 "SELECT body, seq FROM a2a_tasks WHERE tenant = ? AND id = ? "
-                                 "AND owner = ?", scope.tenant, task_id, scope.owner)
-        return StoredTask(Task.FromString(bytes(rows[0][0])), int(rows[0][1])) if rows else None
+        rows = await self._query(
+            f"reading task {task_id}",
+            "SELECT t.id, t.state, s.seq, s.body FROM a2a_tasks t JOIN a2a_snapshots s "
+            "ON s.tenant = t.tenant AND s.task_id = t.id "
+            "WHERE t.tenant = ? AND t.id = ? AND t.owner = ?", scope.tenant, task_id, scope.owner)
+        return (await self._folded(scope.tenant, rows))[0] if rows else None
+
+    async def _folded(self, tenant: str, rows: Sequence[Row]) -> list[StoredTask]:
+        """Rows of (id, state, snapshot seq, snapshot) as tasks: each live task's
+        snapshot with the events logged after it folded in. (A final task's
+        snapshot is current.) The events are read after the snapshot, so a
+        write in between only adds events to fold."""
+        found = [StoredTask(Task.FromString(bytes(r[3])), int(r[2])) for r in rows]
+        live = [(i, r) for i, r in enumerate(rows) if int(r[1]) not in TERMINAL]
+        if not live:
+            return found
+        ors = " OR ".join(["(task_id = ? AND seq > ?)"] * len(live))
+        later = await self._query(
+            "reading task events",
+            f"SELECT task_id, seq, body FROM a2a_events WHERE tenant = ? AND ({ors}) "
+            "ORDER BY task_id, seq", tenant, *(v for _, r in live for v in (r[0], int(r[2]))))
+        at = {r[0]: i for i, r in live}
+        for task_id, seq, body in later:
+            i = at[task_id]
+            lifecycle.apply(found[i].task, StreamResponse.FromString(bytes(body)))
+            found[i] = found[i]._replace(seq=int(seq))
+        return found
 
     async def events(
         self, scope: Scope, task_id: str, after: int, upto: int
@@ -191,27 +153,29 @@ class SqlTaskStore(SqlPushQueries):
         return [(int(r[0]), StreamResponse.FromString(bytes(r[1]))) for r in rows]
 
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
-        where: list[str] = ["tenant = ?", "owner = ?"]
+        where: list[str] = ["t.tenant = ?", "t.owner = ?"]
         args: list[Any] = [query.tenant, query.owner]
         if query.context_id:
-            where.append("context_id = ?")
+            where.append("t.context_id = ?")
             args.append(query.context_id)
         if query.status:
-            where.append("state = ?")
+            where.append("t.state = ?")
             args.append(int(query.status))
         if query.after_ns is not None:
-            where.append("status_ns >= ?")
+            where.append("t.status_ns >= ?")
             args.append(query.after_ns)
         page_where, page_args = list(where), list(args)
         if query.cursor is not None:  # strictly after the cursor, newest first
             # A row-value comparison, so both databases turn it into an index range.
-            page_where.append("(status_ns, id) < (?, ?)")
+            page_where.append("(t.status_ns, t.id) < (?, ?)")
             page_args += [query.cursor[0], query.cursor[1]]
         rows = await self._query(
             "listing tasks",
-            f"SELECT body FROM a2a_tasks WHERE {' AND '.join(page_where)} "
-            "ORDER BY status_ns DESC, id DESC LIMIT ?", *page_args, query.page_size)
-        return [Task.FromString(bytes(r[0])) for r in rows], await self._total(query, where, args)
+            "SELECT t.id, t.state, s.seq, s.body FROM a2a_tasks t JOIN a2a_snapshots s "
+            f"ON s.tenant = t.tenant AND s.task_id = t.id WHERE {' AND '.join(page_where)} "
+            "ORDER BY t.status_ns DESC, t.id DESC LIMIT ?", *page_args, query.page_size)
+        page = [found.task for found in await self._folded(query.tenant, rows)]
+        return page, await self._total(query, where, args)
 
     async def _total(self, query: TaskQuery, where: list[str], args: list[Any]) -> int:
         if not query.context_id and query.after_ns is None:
@@ -220,9 +184,9 @@ class SqlTaskStore(SqlPushQueries):
                                      f"SELECT SUM(n) FROM a2a_counts WHERE {' AND '.join(counted)}",
                                      *args[: len(counted)])
         else:
-            rows = await self._query("counting tasks",
-                                     f"SELECT COUNT(*) FROM a2a_tasks WHERE {' AND '.join(where)}",
-                                     *args)
+            rows = await self._query(
+                "counting tasks", f"SELECT COUNT(*) FROM a2a_tasks t WHERE {' AND '.join(where)}",
+                *args)
         return int(rows[0][0] or 0) if rows else 0
 
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
@@ -245,12 +209,13 @@ class SqlTaskStore(SqlPushQueries):
         await self._guarded(work, f"marking task {task_id}")
 
     async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
-        rows = await self._query("finding running tasks",
-                                 "SELECT tenant, owner, body, seq FROM a2a_tasks "
-                                 "WHERE state IN (?, ?) AND handed_off = 0",
-                                 int(states.SUBMITTED), int(states.WORKING))
-        return [(Scope(r[0], r[1]), StoredTask(Task.FromString(bytes(r[2])), int(r[3])))
-                for r in rows]
+        rows = await self._query(
+            "finding running tasks",
+            "SELECT t.tenant, t.owner, t.id, t.state, s.seq, s.body FROM a2a_tasks t "
+            "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
+            "WHERE t.state IN (?, ?) AND t.handed_off = 0",
+            int(states.SUBMITTED), int(states.WORKING))
+        return [(Scope(r[0], r[1]), (await self._folded(r[0], [r[2:]]))[0]) for r in rows]
 
     async def purge(self, before_ns: int) -> int:
         final = sorted(int(s) for s in states.TERMINAL)
@@ -260,13 +225,14 @@ class SqlTaskStore(SqlPushQueries):
             rows = await tx.fetch(f"SELECT tenant, owner, id, state FROM a2a_tasks WHERE state IN "
                                   f"({marks}) AND status_ns < ? LIMIT 1000", *final, before_ns)
             for tenant, owner, task_id, state in rows:
-                for table, column in (("a2a_tasks", "id"), ("a2a_events", "task_id"),
+                for table, column in (("a2a_tasks", "id"), ("a2a_snapshots", "task_id"),
+                                      ("a2a_events", "task_id"),
                                       ("a2a_messages", "task_id"),
                                       ("a2a_push_configs", "task_id"),
                                       ("a2a_outbox", "task_id")):
                     await tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND {column} = ?",
                                      tenant, task_id)
-                await tx.execute(_COUNT, tenant, owner, int(state), -1)
+                await tx.execute(COUNT, tenant, owner, int(state), -1)
             return len(rows)
 
         total = 0

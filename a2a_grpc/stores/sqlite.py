@@ -33,6 +33,9 @@ class _SqliteTx:
     async def execute(self, sql: str, *args: Any) -> None:
         self._conn.execute(sql, args)
 
+    async def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        self._conn.executemany(sql, rows)
+
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
         return self._conn.execute(sql, args).fetchall()
 
@@ -51,7 +54,9 @@ class SqliteTaskStore(SqlTaskStore):
     blob_type = "BLOB"
     driver_errors = (sqlite3.Error, OSError)
 
-    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 5000) -> None:
+    def __init__(self, path: str | Path, *, busy_timeout_ms: int = 5000,
+                 snapshot_bytes: int = 64 * 1024) -> None:
+        self._init_writes(snapshot_bytes)
         self.path = Path(path)
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
@@ -82,6 +87,7 @@ class SqliteTaskStore(SqlTaskStore):
     async def close(self) -> None:
         if self._conn is None:
             return
+        await self._drain_writes()
 
         def disconnect() -> None:
             if self._conn is not None:

@@ -13,7 +13,7 @@ from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.stores import Scope, StoreUnavailableError, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
-from a2a_grpc.stores.sql import SCHEMA_VERSION
+from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from generated import a2a_pb2 as pb
 from tests.stores import KINDS, Maker, store_maker

@@ -102,11 +102,14 @@ async def test_a_blocking_send_gets_the_error_too(rig: Rig) -> None:
     assert info.value.code() == grpc.StatusCode.INTERNAL
 
 
+@pytest.mark.parametrize("later", [False, True], ids=["refused", "failed-commit"])
 @pytest.mark.parametrize("refused", ["artifact", "status message"])
-async def test_a_refused_write_leaves_no_trace_in_the_task(refused: str) -> None:
+async def test_a_refused_write_leaves_no_trace_in_the_task(refused: str, later: bool) -> None:
     """The runtime applies an event to its task in place, then stores it: when
     the store refuses, the change is undone, so the FAILED task written next
-    holds nothing the log lacks."""
+    holds nothing the log lacks. Also when the store accepts the write and
+    its commit fails later, after the agent went on (an artifact chunk does
+    not wait for its commit): every event after the failed one is undone."""
     gate = Gate()
 
     async def script(ctx: RequestContext, ev: TaskEvents) -> None:
@@ -129,12 +132,17 @@ async def test_a_refused_write_leaves_no_trace_in_the_task(refused: str) -> None
         stream = stub.SendStreamingMessage(send_request("go"))
         task_id = (await stream.read()).task.id
         await asyncio.wait_for(gate.reached.wait(), 5)
-        store.refuse_next = 1  # this one write; the FAILED status after it is stored
+        if later:
+            store.fail_later_next = 1
+        else:
+            store.refuse_next = 1  # this one write; the FAILED status after it is stored
         gate.open()
-        last = first = await stream.read()
-        while first is not grpc.aio.EOF:
-            last, first = first, await asyncio.wait_for(stream.read(), 5)
+        seen = [await stream.read()]
+        while seen[-1] is not grpc.aio.EOF:
+            seen.append(await asyncio.wait_for(stream.read(), 5))
+        last = seen[-2]
         assert last.status_update.status.state == pb.TASK_STATE_FAILED
+        assert "lost" not in str(seen)  # never streamed: it was never stored
         task = await stub.GetTask(pb.GetTaskRequest(id=task_id))
         assert task.status.state == pb.TASK_STATE_FAILED
         assert [p.text for a in task.artifacts for p in a.parts] == ["kept"]

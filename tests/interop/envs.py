@@ -18,8 +18,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 INTEROP = ROOT / ".interop"
-# The official SDK with its gRPC client and its HTTP server (for the reference server peer).
-SDK_PACKAGES = ("a2a-sdk[grpc,http-server,signing]==1.3.0", "uvicorn>=0.30")
+# The official SDK with its gRPC client, its HTTP server (for the reference server peer)
+# and its SQL task store (SQLite, PostgreSQL: the durable benchmarks).
+SDK_PACKAGES = ("a2a-sdk[grpc,http-server,signing,sqlite,postgresql]==1.3.0", "uvicorn>=0.30")
 SDK_SPEC = " ".join(SDK_PACKAGES)
 # The 0.3 line of the official SDK, for the A2A 0.3 clients most deployments still run.
 SDK03_PACKAGES = ("a2a-sdk[http-server,grpc]==0.3.26",)

@@ -6,8 +6,13 @@ Port 0 picks a free one; the ports bound are printed as our server logs them
 ("listening: gRPC on HOST:PORT, HTTP on HOST:PORT").
 The agent echoes text as a task: working, one artifact `echo: T`, completed;
 `stream N` sends N chunks; `slow S` works S seconds with a status every 2 s
-(as our demo agent does). With A2A_SEED_TASKS=N in the environment the store
-starts with N completed tasks (benchmarks: ListTasks over a large store).
+(as our demo agent does); `stream N B` pads each chunk to B bytes. With
+A2A_SEED_TASKS=N in the environment the store starts with N completed tasks
+(benchmarks: ListTasks over a large store). A2A_SDK_STORE picks the SDK's
+task store: unset, its InMemoryTaskStore; a SQLAlchemy URL
+(`sqlite+aiosqlite:///PATH`, `postgresql+asyncpg://...`), its
+DatabaseTaskStore on that database, as its documentation sets it up
+(A2A_SDK_PG_SCHEMA: the PostgreSQL schema to use).
 """
 
 import asyncio
@@ -47,10 +52,12 @@ class Echo(AgentExecutor):
                 await updater.update_status(pb.TASK_STATE_WORKING, updater.new_agent_message(
                     [pb.Part(text=f"{max(left, 0):.0f} s left")]))
             await updater.add_artifact([pb.Part(text=f"echo: {text}")], name="echo")
-        elif text.startswith("stream ") and text[7:].isdigit():
-            n = int(text[7:])
+        elif text.startswith("stream ") and text[7:].replace(" ", "").isdigit():
+            n, _, size = text[7:].partition(" ")
+            n, size = int(n), int(size or 0)
             for i in range(1, n + 1):
-                await updater.add_artifact([pb.Part(text=f"chunk {i}/{n}")], artifact_id="c",
+                await updater.add_artifact([pb.Part(text=f"chunk {i}/{n}".ljust(size, "."))],
+                                           artifact_id="c",
                                            name="chunks", append=i > 1, last_chunk=i == n)
         else:
             await updater.add_artifact([pb.Part(text=f"echo: {text}")], name="echo")
@@ -80,7 +87,19 @@ def make_card(port, grpc_port):
     return card
 
 
-store = InMemoryTaskStore()
+def make_store():
+    url = os.environ.get("A2A_SDK_STORE")
+    if not url:
+        return InMemoryTaskStore()
+    from a2a.server.tasks import DatabaseTaskStore
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    schema = os.environ.get("A2A_SDK_PG_SCHEMA")
+    args = {"server_settings": {"search_path": schema}} if schema else {}
+    return DatabaseTaskStore(create_async_engine(url, connect_args=args))
+
+
+store = make_store()
 
 
 async def seed(n):
@@ -93,8 +112,11 @@ async def seed(n):
         task.artifacts.add(artifact_id="a", parts=[pb.Part(text=f"result {i}")])
         await store.save(task, context)
 async def main() -> None:
+    if hasattr(store, "initialize"):
+        await store.initialize()
     await seed(int(os.environ.get("A2A_SEED_TASKS", "0")))
     sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a benchmark restarts it
     sock.bind(("127.0.0.1", int(sys.argv[1])))  # bound here: the card needs the real port
     port = sock.getsockname()[1]
     sock.listen(128)  # connections wait in the backlog until uvicorn takes them

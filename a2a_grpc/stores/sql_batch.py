@@ -1,0 +1,99 @@
+"""One transaction for a batch of writes (group commit), in the shared SQL.
+
+A batch holds the writes of many tasks, several of one task in order. Each
+statement runs once for the whole batch (`executemany`): every event gets
+its row; a task's listed columns and its snapshot are written once, as of
+its last write in the batch that changes them; the per-state counters move
+by the batch's net change, from each task's state before the batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from .writes import Write
+
+Row = Sequence[Any]
+
+
+class Tx(Protocol):
+    async def execute(self, sql: str, *args: Any) -> None: ...
+
+    async def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None: ...
+
+    async def fetch(self, sql: str, *args: Any) -> list[Row]: ...
+
+
+UPSERT_TASK = """
+    INSERT INTO a2a_tasks (tenant, owner, id, context_id, state, status_ns, seq, body)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (tenant, id) DO UPDATE SET context_id = excluded.context_id,
+        state = excluded.state, status_ns = excluded.status_ns, seq = excluded.seq"""
+UPSERT_SNAPSHOT = """
+    INSERT INTO a2a_snapshots (tenant, task_id, seq, body) VALUES (?, ?, ?, ?)
+    ON CONFLICT (tenant, task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"""
+COUNT = """
+    INSERT INTO a2a_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
+    ON CONFLICT (tenant, owner, state) DO UPDATE SET n = a2a_counts.n + excluded.n"""
+_EVENT = "INSERT INTO a2a_events (tenant, task_id, seq, body) VALUES (?, ?, ?, ?)"
+_MESSAGE = "INSERT INTO a2a_messages (tenant, owner, message_id, task_id) VALUES (?, ?, ?, ?)"
+_NOTIFY = """
+    INSERT INTO a2a_outbox (tenant, owner, task_id, config_id, seq, attempts, next_ns, dead,
+        last_error)
+    SELECT ?, ?, ?, id, ?, 0, ?, 0, '' FROM a2a_push_configs WHERE tenant = ? AND task_id = ?"""
+EMPTY = b""  # a2a_tasks.body: unused since the snapshots have their own table
+
+
+class States(Protocol):
+    async def __call__(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The stored state of each (tenant, task id) that has a row."""
+
+
+async def write_batch(tx: Tx, batch: list[Write], states_of: States) -> None:
+    listed: dict[tuple[str, str], Write] = {}  # the last write of each task that changes its row
+    snapshots: dict[tuple[str, str], Write] = {}
+    first: dict[tuple[str, str], int] = {}  # each task's first sequence number in the batch
+    for w in batch:
+        key = (w.scope.tenant, w.task_id)
+        first.setdefault(key, w.seq)
+        if w.listed:
+            listed[key] = w
+        if w.snapshot is not None:
+            snapshots[key] = w
+    if listed:
+        # Sequence 1 is a task's first event: no row to look up (had there been
+        # one, its event 1 would exist too, and the insert below would fail).
+        before = await states_of(tx, [k for k in listed if first[k] > 1])
+        await tx.executemany(UPSERT_TASK, [
+            (w.scope.tenant, w.scope.owner, w.task_id, w.context_id, w.state, w.status_ns,
+             w.seq, EMPTY) for w in listed.values()])
+        counts: dict[tuple[str, str, int], int] = {}
+        for key, w in listed.items():
+            old = before.get(key)
+            if old == w.state:
+                continue
+            if old is not None:
+                counts[(w.scope.tenant, w.scope.owner, old)] = counts.get(
+                    (w.scope.tenant, w.scope.owner, old), 0) - 1
+            here = (w.scope.tenant, w.scope.owner, w.state)
+            counts[here] = counts.get(here, 0) + 1
+        if any(counts.values()):
+            await tx.executemany(COUNT, [(*k, n) for k, n in sorted(counts.items()) if n])
+    if snapshots:
+        await tx.executemany(UPSERT_SNAPSHOT, [
+            (w.scope.tenant, w.task_id, w.seq, w.snapshot) for w in snapshots.values()])
+    await tx.executemany(_EVENT, [(w.scope.tenant, w.task_id, w.seq, w.event) for w in batch])
+    messages = [(w.scope.tenant, w.scope.owner, w.message_id, w.task_id)
+                for w in batch if w.message_id]
+    if messages:
+        await tx.executemany(_MESSAGE, messages)
+    notified = [w for w in batch if w.notify]
+    # Most tasks have no webhook: one probe spares a statement per event.
+    if notified and await tx.fetch("SELECT 1 FROM a2a_push_configs LIMIT 1"):
+        now = time.time_ns()
+        await tx.executemany(_NOTIFY, [
+            (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant, w.task_id)
+            for w in notified])
+

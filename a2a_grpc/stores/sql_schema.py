@@ -1,0 +1,89 @@
+"""The schema of the SQL stores: each migration moves it up one version.
+
+- a2a_tasks: one row per task with what ListTasks filters and sorts on
+  (its `body` is unused since version 5);
+- a2a_snapshots: the task as of event `seq`, rewritten now and then;
+- a2a_events: every event of every task, under its sequence number;
+- a2a_messages: user messageIds (idempotent sends); a2a_counts: tasks per
+  (tenant, owner, state); a2a_push_configs and a2a_outbox: webhooks.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .sql_batch import Tx
+
+log = logging.getLogger("a2a_grpc.store")
+
+# Each entry moves the schema up one version; never edit a released entry.
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE a2a_tasks (
+            tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
+            context_id TEXT NOT NULL, state INTEGER NOT NULL, status_ns BIGINT NOT NULL,
+            seq BIGINT NOT NULL, body {blob} NOT NULL,
+            PRIMARY KEY (tenant, id))""",
+        "CREATE INDEX a2a_tasks_recent ON a2a_tasks (tenant, owner, status_ns DESC, id DESC)",
+        """CREATE INDEX a2a_tasks_context
+            ON a2a_tasks (tenant, owner, context_id, status_ns DESC, id DESC)""",
+        """CREATE INDEX a2a_tasks_state
+            ON a2a_tasks (tenant, owner, state, status_ns DESC, id DESC)""",
+        "CREATE INDEX a2a_tasks_unsettled ON a2a_tasks (state)",
+        """CREATE TABLE a2a_events (
+            tenant TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
+            body {blob} NOT NULL, PRIMARY KEY (tenant, task_id, seq))""",
+        """CREATE TABLE a2a_messages (
+            tenant TEXT NOT NULL, owner TEXT NOT NULL, message_id TEXT NOT NULL,
+            task_id TEXT NOT NULL, PRIMARY KEY (tenant, owner, message_id))""",
+        "CREATE INDEX a2a_messages_task ON a2a_messages (tenant, task_id)",
+        """CREATE TABLE a2a_push_configs (
+            tenant TEXT NOT NULL, task_id TEXT NOT NULL, id TEXT NOT NULL,
+            created BIGINT NOT NULL, body {blob} NOT NULL, PRIMARY KEY (tenant, task_id, id))""",
+        """CREATE TABLE a2a_counts (
+            tenant TEXT NOT NULL, owner TEXT NOT NULL, state INTEGER NOT NULL,
+            n BIGINT NOT NULL, PRIMARY KEY (tenant, owner, state))""",
+    ],
+    [  # 2: the push notification outbox
+        """CREATE TABLE a2a_outbox (
+            id {serial}, tenant TEXT NOT NULL, owner TEXT NOT NULL, task_id TEXT NOT NULL,
+            config_id TEXT NOT NULL, seq BIGINT NOT NULL, attempts INTEGER NOT NULL,
+            next_ns BIGINT NOT NULL, dead INTEGER NOT NULL, last_error TEXT NOT NULL)""",
+        "CREATE INDEX a2a_outbox_due ON a2a_outbox (dead, next_ns)",
+        "CREATE INDEX a2a_outbox_head ON a2a_outbox (tenant, task_id, config_id, dead, seq)",
+    ],
+    [  # 3: tasks an agent handed off on purpose (crash recovery leaves them be)
+        "ALTER TABLE a2a_tasks ADD COLUMN handed_off INTEGER NOT NULL DEFAULT 0",
+    ],
+    [  # 4: what a config's notifications carry ("" the 1.0 event; "0.3"/"0.1" a task)
+        "ALTER TABLE a2a_push_configs ADD COLUMN payload TEXT NOT NULL DEFAULT ''",
+    ],
+    [  # 5: snapshots in a table of their own, so an event no longer rewrites the
+        # task's row (SQLite rewrites a whole row, blob included, on any update)
+        """CREATE TABLE a2a_snapshots (
+            tenant TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
+            body {blob} NOT NULL, PRIMARY KEY (tenant, task_id))""",
+        "INSERT INTO a2a_snapshots (tenant, task_id, seq, body) "
+        "SELECT tenant, id, seq, body FROM a2a_tasks",
+        "UPDATE a2a_tasks SET body = CAST('' AS {blob})",
+    ],
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+async def migrate(tx: Tx, blob: str, serial: str) -> None:
+    await tx.execute("CREATE TABLE IF NOT EXISTS a2a_schema (version INTEGER NOT NULL)")
+    rows = await tx.fetch("SELECT version FROM a2a_schema")
+    version = int(rows[0][0]) if rows else 0
+    if version > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the task store has schema version {version}, newer than this a2a-grpc "
+            f"understands ({SCHEMA_VERSION}): upgrade a2a-grpc or use another store")
+    for number in range(version, SCHEMA_VERSION):
+        for statement in MIGRATIONS[number]:
+            await tx.execute(statement.format(blob=blob, serial=serial))
+        log.info("task store schema migrated to version %d", number + 1)
+    if not rows:
+        await tx.execute("INSERT INTO a2a_schema (version) VALUES (?)", SCHEMA_VERSION)
+    elif version != SCHEMA_VERSION:
+        await tx.execute("UPDATE a2a_schema SET version = ?", SCHEMA_VERSION)

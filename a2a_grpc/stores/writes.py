@@ -1,0 +1,178 @@
+"""How the durable stores write: one record per append, snapshots now and
+then, and group commit.
+
+- `Write` is everything an append stores, taken from the caller's objects
+  when `append` is called (the caller keeps changing them).
+- `SnapshotPolicy` decides when a task's snapshot is rewritten: when the task
+  comes whole (a new task, a user message), when its state changes or is
+  final, and when the events logged since the last snapshot add up to as
+  many bytes as the snapshot itself (at least `min_bytes`). Between
+  snapshots an event costs its own row, whatever the size of the task; the
+  snapshots of a task that grows cost, all told, about as much as the
+  growth (doubling, like a growing array), and a read folds at most a
+  snapshot's worth of events.
+- `GroupCommit` queues the writes and commits whatever has queued while the
+  previous transaction was in flight in one transaction: one commit for
+  many writes, each caller released once its own write is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import NamedTuple
+
+from ..core import states
+from .base import Scope, StoreUnavailableError
+
+log = logging.getLogger("a2a_grpc.store")
+
+TERMINAL = frozenset(int(s) for s in states.TERMINAL)
+
+
+class Write(NamedTuple):
+    scope: Scope
+    task_id: str
+    context_id: str
+    seq: int
+    event: bytes
+    state: int  # the task's state after the event
+    status_ns: int  # its status timestamp (ListTasks sorts on it)
+    listed: bool  # state or status timestamp may have changed: the task's row is written
+    snapshot: bytes | None  # the task as of `seq`, when its snapshot is rewritten
+    message_id: str | None
+    notify: bool
+
+
+class SnapshotPolicy:
+    """When to rewrite a task's snapshot. What it remembers only saves work: a
+    task it does not know (forgotten, or written by another process) gets a
+    snapshot at its next event."""
+
+    def __init__(self, min_bytes: int = 64 * 1024, tasks: int = 10_000) -> None:
+        self.min_bytes = min_bytes
+        self._tasks = tasks
+        # (tenant, task id) -> [state at the snapshot, its size, bytes logged since]
+        self._known: dict[tuple[str, str], list[int]] = {}
+
+    def due(self, key: tuple[str, str], derived: bool, state: int, event_size: int) -> bool:
+        known = self._known.get(key)
+        if not derived or known is None or state != known[0] or state in TERMINAL:
+            return True
+        known[2] += event_size
+        return known[2] >= max(self.min_bytes, known[1])
+
+    def taken(self, key: tuple[str, str], state: int, size: int) -> None:
+        """A snapshot of `size` bytes was written as of the latest event."""
+        if state in TERMINAL:  # a final task rarely takes another event
+            self._known.pop(key, None)
+            return
+        if key not in self._known and len(self._known) >= self._tasks:
+            del self._known[next(iter(self._known))]  # the oldest entry
+        self._known[key] = [state, size, 0]
+
+
+Batch = Callable[[list[Write]], Awaitable[None]]
+
+
+class GroupCommit:
+    """Writes queued while a transaction is in flight go together in the next.
+
+    `commit(batch)` writes a batch in one transaction. When it fails, each
+    write is retried alone, so one bad write does not fail the others. Once a
+    task's write failed, its later writes fail with it (they were made on top
+    of it: committing them would leave a hole in its log) until the writer
+    starts again from the failed one (a write with its sequence number or
+    lower). `driver_errors` become StoreUnavailableError."""
+
+    def __init__(self, commit: Batch, fail: Callable[[BaseException, str], BaseException],
+                 driver_errors: tuple[type[BaseException], ...], max_batch: int = 1000) -> None:
+        self._commit, self._fail, self._driver_errors = commit, fail, driver_errors
+        self._max = max_batch
+        self._queue: list[tuple[Write, asyncio.Future[None]]] = []
+        self._flushing: asyncio.Task[None] | None = None
+        # (scope, task id) -> (the sequence number that failed, the error)
+        self._failed: dict[tuple[Scope, str], tuple[int, BaseException]] = {}
+
+    def submit(self, write: Write) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        if self._failed:
+            failed = self._failed.get((write.scope, write.task_id))
+            if failed is not None:
+                if write.seq > failed[0]:
+                    done.set_exception(failed[1])
+                    return done
+                del self._failed[(write.scope, write.task_id)]  # the writer starts again
+        self._queue.append((write, done))
+        if self._flushing is None:
+            self._flushing = loop.create_task(self._flush(), name="a2a-group-commit")
+        return done
+
+    async def drain(self) -> None:
+        """Wait until everything submitted so far is committed (or failed)."""
+        while self._flushing is not None:
+            await asyncio.shield(self._flushing)
+
+    async def _flush(self) -> None:
+        try:
+            while self._queue:
+                batch, self._queue = self._queue[: self._max], self._queue[self._max:]
+                await self._write(batch)
+        finally:
+            self._flushing = None
+
+    async def _write(self, batch: list[tuple[Write, asyncio.Future[None]]]) -> None:
+        if self._failed:  # queued before an earlier write of their task failed
+            batch = [one for one in batch if not self._refused(one)]
+            if not batch:
+                return
+        try:
+            await self._commit([w for w, _ in batch])
+        except self._driver_errors as exc:
+            if len(batch) == 1:
+                self._refuse(batch[0], self._fail(exc, f"writing task {batch[0][0].task_id}"))
+                return
+            log.warning("a group commit of %d writes failed (%s): retrying each alone",
+                        len(batch), exc)
+            for one in batch:
+                if self._refused(one):
+                    continue
+                try:
+                    await self._commit([one[0]])
+                except self._driver_errors as alone:
+                    self._refuse(one, self._fail(alone, f"writing task {one[0].task_id}"))
+                else:
+                    _settle([one], None)
+            return
+        except BaseException as exc:  # a bug, or cancelled: nobody is left waiting forever
+            _settle(batch, StoreUnavailableError() if isinstance(exc, Exception) else exc)
+            raise
+        _settle(batch, None)
+
+    def _refuse(self, one: tuple[Write, asyncio.Future[None]], error: BaseException) -> None:
+        if len(self._failed) >= 10_000:
+            del self._failed[next(iter(self._failed))]
+        self._failed[(one[0].scope, one[0].task_id)] = (one[0].seq, error)
+        _settle([one], error)
+
+    def _refused(self, one: tuple[Write, asyncio.Future[None]]) -> bool:
+        """Fail `one` if an earlier write of its task failed."""
+        failed = self._failed.get((one[0].scope, one[0].task_id))
+        if failed is None or one[0].seq <= failed[0]:
+            return False
+        _settle([one], failed[1])
+        return True
+
+
+def _settle(batch: list[tuple[Write, asyncio.Future[None]]], error: BaseException | None) -> None:
+    for _, done in batch:
+        if done.done():
+            continue
+        if error is None:
+            done.set_result(None)
+        elif isinstance(error, asyncio.CancelledError):
+            done.cancel()
+        else:
+            done.set_exception(error)
