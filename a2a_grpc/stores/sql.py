@@ -98,6 +98,11 @@ class SqlTaskStore(SqlPushQueries):
             scope, task.id, task.context_id, seq, body, state, status.timestamp.ToNanoseconds(),
             not derived or event.HasField("status_update"), snapshot, message_id, notify))
 
+    @property
+    def commits(self) -> tuple[int, int]:
+        """(transactions, appends) committed so far: their ratio is the grouping."""
+        return self._group.transactions, self._group.writes
+
     async def _drain_writes(self) -> None:
         """Before closing: wait for every write made so far."""
         await self._group.drain()

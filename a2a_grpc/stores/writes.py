@@ -92,6 +92,7 @@ class GroupCommit:
         self._max = max_batch
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._flushing: asyncio.Task[None] | None = None
+        self.transactions = self.writes = 0  # committed so far (a batch retried alone: each)
         # (scope, task id) -> (the sequence number that failed, the error)
         self._failed: dict[tuple[Scope, str], tuple[int, BaseException]] = {}
 
@@ -130,6 +131,7 @@ class GroupCommit:
                 return
         try:
             await self._commit([w for w, _ in batch])
+            self.transactions, self.writes = self.transactions + 1, self.writes + len(batch)
         except self._driver_errors as exc:
             if len(batch) == 1:
                 self._refuse(batch[0], self._fail(exc, f"writing task {batch[0][0].task_id}"))
@@ -144,6 +146,7 @@ class GroupCommit:
                 except self._driver_errors as alone:
                     self._refuse(one, self._fail(alone, f"writing task {one[0].task_id}"))
                 else:
+                    self.transactions, self.writes = self.transactions + 1, self.writes + 1
                     _settle([one], None)
             return
         except BaseException as exc:  # a bug, or cancelled: nobody is left waiting forever
