@@ -19,6 +19,7 @@ published (streams, push notifications) only once it is committed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
@@ -88,20 +89,29 @@ class Journal:
     async def _drain(self) -> None:
         try:
             while self._pending:
-                first = self._pending[0]
-                try:
-                    await first.written
-                except BaseException as exc:
-                    self._lost(exc)
-                    if not isinstance(exc, Exception):
-                        raise
-                    return
-                self._pending.popleft()
-                self.committed = first.seq
-                try:
-                    await self._publish(first.seq, first.event)
-                except Exception:  # committed all the same: streams resume from the log
-                    log.exception("could not publish event %d", first.seq)
+                last = self._pending[-1]
+                # A store commits a task's appends in order: once the last is done,
+                # so are those before it, and awaiting them does not suspend (one
+                # wake-up for a burst instead of one per event).
+                with contextlib.suppress(Exception):
+                    await last.written
+                while self._pending:
+                    first = self._pending[0]
+                    try:
+                        await first.written
+                    except BaseException as exc:
+                        self._lost(exc)
+                        if not isinstance(exc, Exception):
+                            raise
+                        return
+                    self._pending.popleft()
+                    self.committed = first.seq
+                    try:
+                        await self._publish(first.seq, first.event)
+                    except Exception:  # committed all the same: streams resume from the log
+                        log.exception("could not publish event %d", first.seq)
+                    if first is last:
+                        break
                 self._release()
         finally:
             self._draining = False

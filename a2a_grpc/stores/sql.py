@@ -25,6 +25,7 @@ from typing import Any
 from generated.a2a_pb2 import StreamResponse, Task
 
 from ..core import lifecycle, states
+from ..core.ids import nanos_of
 from ..core.listing import TaskQuery
 from .base import Scope, StoredTask, StoreUnavailableError
 from .sql_batch import COUNT, Row, Tx, write_batch
@@ -95,7 +96,7 @@ class SqlTaskStore(SqlPushQueries):
             snapshot = task.SerializeToString()
             self._policy.taken(key, state, len(snapshot))
         return self._group.submit(Write(
-            scope, task.id, task.context_id, seq, body, state, status.timestamp.ToNanoseconds(),
+            scope, task.id, task.context_id, seq, body, state, nanos_of(status.timestamp),
             not derived or event.HasField("status_update"), snapshot, message_id, notify))
 
     @property

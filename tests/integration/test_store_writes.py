@@ -181,3 +181,4 @@ async def test_a_schema_4_store_is_migrated_and_read(kind: str, tmp_path: Path) 
         assert await conn.fetchval("SELECT version FROM a2a_schema") == SCHEMA_VERSION
         await conn.close()
         await drop_schema(schema)
+
