@@ -31,7 +31,7 @@ from .base import Scope, StoredTask, StoreUnavailableError
 from .sql_batch import COUNT, Row, Tx, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
-from .writes import TERMINAL, GroupCommit, SnapshotPolicy, Write
+from .writes import TERMINAL, GroupCommit, Rider, SnapshotPolicy, Write
 
 log = logging.getLogger("a2a_grpc.store")
 
@@ -58,8 +58,10 @@ class SqlTaskStore(SqlPushQueries):
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         raise NotImplementedError
 
-    async def _commit_batch(self, batch: list[Write]) -> None:
-        await self._run(lambda tx: write_batch(tx, batch, self._states_of))
+    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
+        """One transaction for `batch` (riders: the SQLite store's; none here)."""
+        if batch:
+            await self._run(lambda tx: write_batch(tx, batch, self._states_of))
 
     async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
         found: dict[tuple[str, str], int] = {}

@@ -31,7 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .base import Scope
 from .sql import Row, SqlTaskStore, Tx
+from .sql_batch import write_batch
+from .writes import Rider, Write
 
 
 class _SqliteTx:
@@ -48,6 +51,17 @@ class _SqliteTx:
 
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
         return self._conn.execute(sql, args).fetchall()
+
+
+def _transaction(conn: sqlite3.Connection, work: Callable[[Tx], Awaitable[Any]]) -> Any:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = _drive(work(_SqliteTx(conn)))  # type: ignore[arg-type]
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return result
 
 
 def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -115,18 +129,46 @@ class SqliteTaskStore(SqlTaskStore):
         await self._in_thread(disconnect)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
-        def transaction() -> Any:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = _drive(work(_SqliteTx(conn)))  # type: ignore[arg-type]
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+        return await self._in_thread(lambda: _transaction(self._connection(), work))
 
-        return await self._in_thread(transaction)
+    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
+        """The batch's transaction, and before it, in the same hop, the reads
+        riding with it (on the writer's connection, whose cache its own
+        writes keep warm)."""
+        answers: list[tuple[Any, BaseException | None]] = []
+
+        def work() -> None:
+            conn = self._connection()
+            for read, _ in riders:
+                try:
+                    answers.append((read(conn), None))
+                except sqlite3.Error as exc:
+                    answers.append((None, exc))
+            if batch:
+                _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of))
+
+        try:
+            await self._in_thread(work)
+        finally:
+            for i, (_, answer) in enumerate(riders):
+                value, error = answers[i] if i < len(answers) else (None, None)
+                if answer.done():
+                    continue
+                if i >= len(answers) or error is not None:
+                    answer.set_exception(self._failed(error or OSError("not read"), "reading"))
+                else:
+                    answer.set_result(value)
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        """Read with the next group commit: a SendMessage reads this once, and a
+        read on the loop's connection would find its cache emptied by the
+        writer's last commit. Measured side by side (SendMessage at 32
+        concurrent over JSON-RPC): 593 us of server CPU a send against 651 us
+        reading on the loop's connection."""
+        rows = await self._group.ride(lambda conn: conn.execute(
+            "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? AND message_id = ?",
+            (scope.tenant, scope.owner, message_id)).fetchall())
+        return str(rows[0][0]) if rows else None
 
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         if self._reader is None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..core import states
 from .base import Scope, StoreUnavailableError
@@ -73,7 +73,8 @@ class SnapshotPolicy:
         self._known[key] = [state, size, 0]
 
 
-Batch = Callable[[list[Write]], Awaitable[None]]
+Rider = tuple[Callable[[Any], Any], "asyncio.Future[Any]"]  # a read, and who waits for it
+Batch = Callable[[list[Write], list[Rider]], Awaitable[None]]
 
 
 class GroupCommit:
@@ -92,6 +93,7 @@ class GroupCommit:
         self._max = max_batch
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._flushing: asyncio.Task[None] | None = None
+        self._riders: list[Rider] = []
         self.transactions = self.writes = 0  # committed so far (a batch retried alone: each)
         # (scope, task id) -> (the sequence number that failed, the error)
         self._failed: dict[tuple[Scope, str], tuple[int, BaseException]] = {}
@@ -111,6 +113,16 @@ class GroupCommit:
             self._flushing = loop.create_task(self._flush(), name="a2a-group-commit")
         return done
 
+    def ride(self, read: Callable[[Any], Any]) -> asyncio.Future[Any]:
+        """Run `read` with the next batch (before its transaction), as `commit`
+        runs riders: on the writer's connection, in the same hop."""
+        loop = asyncio.get_running_loop()
+        answer = loop.create_future()
+        self._riders.append((read, answer))
+        if self._flushing is None:
+            self._flushing = loop.create_task(self._flush(), name="a2a-group-commit")
+        return answer
+
     async def drain(self) -> None:
         """Wait until everything submitted so far is committed (or failed)."""
         while self._flushing is not None:
@@ -118,19 +130,23 @@ class GroupCommit:
 
     async def _flush(self) -> None:
         try:
-            while self._queue:
+            while self._queue or self._riders:
                 batch, self._queue = self._queue[: self._max], self._queue[self._max:]
-                await self._write(batch)
+                riders, self._riders = self._riders, []
+                await self._write(batch, riders)
         finally:
             self._flushing = None
 
-    async def _write(self, batch: list[tuple[Write, asyncio.Future[None]]]) -> None:
+    async def _write(self, batch: list[tuple[Write, asyncio.Future[None]]],
+                     riders: list[Rider]) -> None:
         if self._failed:  # queued before an earlier write of their task failed
             batch = [one for one in batch if not self._refused(one)]
-            if not batch:
-                return
+        if not batch:
+            if riders:
+                await self._commit([], riders)
+            return
         try:
-            await self._commit([w for w, _ in batch])
+            await self._commit([w for w, _ in batch], riders)
             self.transactions, self.writes = self.transactions + 1, self.writes + len(batch)
         except self._driver_errors as exc:
             if len(batch) == 1:
@@ -142,7 +158,7 @@ class GroupCommit:
                 if self._refused(one):
                     continue
                 try:
-                    await self._commit([one[0]])
+                    await self._commit([one[0]], [])
                 except self._driver_errors as alone:
                     self._refuse(one, self._fail(alone, f"writing task {one[0].task_id}"))
                 else:
@@ -150,7 +166,9 @@ class GroupCommit:
                     _settle([one], None)
             return
         except BaseException as exc:  # a bug, or cancelled: nobody is left waiting forever
-            _settle(batch, StoreUnavailableError() if isinstance(exc, Exception) else exc)
+            error = StoreUnavailableError() if isinstance(exc, Exception) else exc
+            _settle(batch, error)
+            _settle(riders, error)
             raise
         _settle(batch, None)
 
@@ -169,7 +187,7 @@ class GroupCommit:
         return True
 
 
-def _settle(batch: list[tuple[Write, asyncio.Future[None]]], error: BaseException | None) -> None:
+def _settle(batch: list[tuple[Any, asyncio.Future[Any]]], error: BaseException | None) -> None:
     for _, done in batch:
         if done.done():
             continue

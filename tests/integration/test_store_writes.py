@@ -182,3 +182,27 @@ async def test_a_schema_4_store_is_migrated_and_read(kind: str, tmp_path: Path) 
         await conn.close()
         await drop_schema(schema)
 
+
+
+async def test_message_ids_are_read_while_another_process_writes(tmp_path: Path) -> None:
+    """A messageId lookup rides with the next group commit, on the writer's
+    connection, before its transaction: another process holding the write
+    lock does not hold it up, and a write queued with it fails alone."""
+    path = tmp_path / "m.db"
+    store = SqliteTaskStore(path, busy_timeout_ms=50)
+    await store.open()
+    t = working(1)
+    await store.append(ME, t, 1, pb.StreamResponse(task=t), "m1")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process is writing
+    second = working(2)
+    blocked = store.append(ME, second, 1, pb.StreamResponse(task=second), "m2")
+    assert await store.task_for_message(ME, "m1") == t.id
+    assert await store.task_for_message(ME, "nope") is None
+    with pytest.raises(StoreUnavailableError):
+        await blocked
+    other.execute("ROLLBACK")
+    other.close()
+    await store.append(ME, second, 1, pb.StreamResponse(task=second), "m2")
+    assert await store.task_for_message(ME, "m2") == second.id
+    await store.close()
