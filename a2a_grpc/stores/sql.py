@@ -28,7 +28,7 @@ from ..core import lifecycle, states
 from ..core.ids import nanos_of
 from ..core.listing import TaskQuery
 from .base import Scope, StoredTask, StoreUnavailableError
-from .sql_batch import COUNT, Row, Tx, write_batch
+from .sql_batch import COUNT, Row, Tx, frames, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
 from .writes import TERMINAL, GroupCommit, Rider, SnapshotPolicy, Write
@@ -142,13 +142,15 @@ class SqlTaskStore(SqlPushQueries):
         ors = " OR ".join(["(task_id = ? AND seq > ?)"] * len(live))
         later = await self._query(
             "reading task events",
-            f"SELECT task_id, seq, body FROM a2a_events WHERE tenant = ? AND ({ors}) "
+            f"SELECT task_id, seq, n, body FROM a2a_events WHERE tenant = ? AND ({ors}) "
             "ORDER BY task_id, seq", tenant, *(v for _, r in live for v in (r[0], int(r[2]))))
         at = {r[0]: i for i, r in live}
-        for task_id, seq, body in later:
+        for task_id, last, n, body in later:
             i = at[task_id]
-            lifecycle.apply(found[i].task, StreamResponse.FromString(bytes(body)))
-            found[i] = found[i]._replace(seq=int(seq))
+            for seq, event in frames(int(last), int(n), bytes(body)):
+                if seq > found[i].seq:  # a row may begin before the snapshot
+                    lifecycle.apply(found[i].task, StreamResponse.FromString(event))
+                    found[i] = found[i]._replace(seq=seq)
         return found
 
     async def events(
@@ -156,9 +158,10 @@ class SqlTaskStore(SqlPushQueries):
     ) -> list[tuple[int, StreamResponse]]:
         rows = await self._query(
             f"reading events of task {task_id}",
-            "SELECT seq, body FROM a2a_events WHERE tenant = ? AND task_id = ? AND seq > ? "
-            "AND seq <= ? ORDER BY seq", scope.tenant, task_id, after, upto)
-        return [(int(r[0]), StreamResponse.FromString(bytes(r[1]))) for r in rows]
+            "SELECT seq, n, body FROM a2a_events WHERE tenant = ? AND task_id = ? AND seq > ? "
+            "AND seq - n < ? ORDER BY seq", scope.tenant, task_id, after, upto)
+        return [(seq, StreamResponse.FromString(event)) for r in rows
+                for seq, event in frames(int(r[0]), int(r[1]), bytes(r[2])) if after < seq <= upto]
 
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
         where: list[str] = ["t.tenant = ?", "t.owner = ?"]

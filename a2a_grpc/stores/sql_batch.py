@@ -1,16 +1,18 @@
 """One transaction for a batch of writes (group commit), in the shared SQL.
 
 A batch holds the writes of many tasks, several of one task in order. Each
-statement runs once for the whole batch (`executemany`): every event gets
-its row; a task's listed columns and its snapshot are written once, as of
+statement runs once for the whole batch (`executemany`): a task's events in
+the batch are one row of the log (`frames`: a burst is one row, not one per
+event); a task's listed columns and its snapshot are written once, as of
 its last write in the batch that changes them; the per-state counters move
 by the batch's net change, from each task's state before the batch.
 """
 
 from __future__ import annotations
 
+import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from .writes import Write
@@ -37,7 +39,8 @@ UPSERT_SNAPSHOT = """
 COUNT = """
     INSERT INTO a2a_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
     ON CONFLICT (tenant, owner, state) DO UPDATE SET n = a2a_counts.n + excluded.n"""
-_EVENT = "INSERT INTO a2a_events (tenant, task_id, seq, body) VALUES (?, ?, ?, ?)"
+_EVENTS = "INSERT INTO a2a_events (tenant, task_id, seq, n, body) VALUES (?, ?, ?, ?, ?)"
+FRAME = struct.Struct("<qI")  # in a row of several events: seq, length, then the event
 _MESSAGE = "INSERT INTO a2a_messages (tenant, owner, message_id, task_id) VALUES (?, ?, ?, ?)"
 _NOTIFY = """
     INSERT INTO a2a_outbox (tenant, owner, task_id, config_id, seq, attempts, next_ns, dead,
@@ -84,7 +87,13 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States) -> None:
     if snapshots:
         await tx.executemany(UPSERT_SNAPSHOT, [
             (w.scope.tenant, w.task_id, w.seq, w.snapshot) for w in snapshots.values()])
-    await tx.executemany(_EVENT, [(w.scope.tenant, w.task_id, w.seq, w.event) for w in batch])
+    runs: dict[tuple[str, str], list[Write]] = {}
+    for w in batch:
+        runs.setdefault((w.scope.tenant, w.task_id), []).append(w)
+    await tx.executemany(_EVENTS, [
+        (tenant, task_id, run[-1].seq, len(run), run[0].event if len(run) == 1 else
+         b"".join(b for w in run for b in (FRAME.pack(w.seq, len(w.event)), w.event)))
+        for (tenant, task_id), run in runs.items()])
     messages = [(w.scope.tenant, w.scope.owner, w.message_id, w.task_id)
                 for w in batch if w.message_id]
     if messages:
@@ -97,3 +106,15 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States) -> None:
             (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant, w.task_id)
             for w in notified])
 
+
+def frames(seq: int, n: int, body: bytes) -> Iterator[tuple[int, bytes]]:
+    """The (seq, event) of a row of the log."""
+    if n == 1:
+        yield seq, body
+        return
+    at = 0
+    while at < len(body):
+        one, size = FRAME.unpack_from(body, at)
+        at += FRAME.size
+        yield one, body[at:at + size]
+        at += size

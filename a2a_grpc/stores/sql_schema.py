@@ -3,7 +3,8 @@
 - a2a_tasks: one row per task with what ListTasks filters and sorts on
   (its `body` is unused since version 5);
 - a2a_snapshots: the task as of event `seq`, rewritten now and then;
-- a2a_events: every event of every task, under its sequence number;
+- a2a_events: every event of every task, under its sequence number (a row
+  holds the `n` events up to `seq` that one batch wrote);
 - a2a_messages: user messageIds (idempotent sends); a2a_counts: tasks per
   (tenant, owner, state); a2a_push_configs and a2a_outbox: webhooks.
 """
@@ -66,6 +67,9 @@ MIGRATIONS: list[list[str]] = [
         "INSERT INTO a2a_snapshots (tenant, task_id, seq, body) "
         "SELECT tenant, id, seq, body FROM a2a_tasks",
         "UPDATE a2a_tasks SET body = CAST('' AS {blob})",
+        # A row of the log holds the `n` events of a task that ended at `seq`,
+        # written in one batch (framed: sql_batch.frames); n = 1: the event.
+        "ALTER TABLE a2a_events ADD COLUMN n INTEGER NOT NULL DEFAULT 1",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -32,9 +32,11 @@ from tests.stores import KINDS, drop_schema, postgres_schema, postgres_url
 SCOPE = Scope("t", "owner")
 THRESHOLDS = (0, 300, 1 << 30)  # bytes logged since the snapshot before a new one
 
-steps = st.lists(st.one_of(events(), words.map(lambda w: Message(
+# Each step: an event or a user message, and whether to wait for the appends
+# made so far and read (else the next appends go with it: one batch, one row).
+steps = st.lists(st.tuples(st.one_of(events(), words.map(lambda w: Message(
     message_id=f"u-{uuid.uuid4()}", role=Role.ROLE_USER, parts=[Part(text=w)]))),
-    min_size=1, max_size=12)
+    st.booleans()), min_size=1, max_size=12)
 
 
 async def _stores(kind: str, tmp: Path) -> tuple[list[TaskStore], str]:
@@ -46,14 +48,15 @@ async def _stores(kind: str, tmp: Path) -> tuple[list[TaskStore], str]:
     return [PostgresTaskStore(postgres_url(schema), snapshot_bytes=n) for n in THRESHOLDS], schema
 
 
-async def _check(store: TaskStore, plan: list[StreamResponse | Message]) -> None:
+async def _check(store: TaskStore, plan: list[tuple[StreamResponse | Message, bool]]) -> None:
     live = Task(id=f"task-{uuid.uuid4()}", context_id=f"ctx-{uuid.uuid4()}")
     live.status.state = states.SUBMITTED
     live.status.timestamp.FromNanoseconds(1_700_000_000_000_000_000)
     live.history.add(message_id=f"m-{live.id}", role=Role.ROLE_USER, parts=[Part(text="go")])
     await store.append(SCOPE, live, 1, StreamResponse(task=live), f"m-{live.id}")
     logged = [StreamResponse(task=live)]
-    for step in plan:
+    pending = []
+    for step, read in plan:
         if isinstance(step, Message):  # a follow-up: the task comes whole, as the runtime does
             if live.status.state in states.TERMINAL:
                 continue
@@ -61,7 +64,7 @@ async def _check(store: TaskStore, plan: list[StreamResponse | Message]) -> None
             whole.CopyFrom(live)
             whole.history.append(step)
             event = StreamResponse(task=whole)
-            await store.append(SCOPE, whole, len(logged) + 1, event, step.message_id)
+            pending.append(store.append(SCOPE, whole, len(logged) + 1, event, step.message_id))
             live = whole
         else:
             event = StreamResponse()
@@ -77,16 +80,24 @@ async def _check(store: TaskStore, plan: list[StreamResponse | Message]) -> None
                 lifecycle.apply(live, event)
             except InvalidAgentResponseError:
                 continue  # refused before it changed anything: never stored
-            await store.append(SCOPE, live, len(logged) + 1, event, derived=True)
+            pending.append(store.append(SCOPE, live, len(logged) + 1, event, derived=True))
         logged.append(event)
-        got = await store.get(SCOPE, live.id)
-        assert got is not None and got.seq == len(logged)
-        assert got.task == live
+        if read:
+            await asyncio.gather(*pending)
+            pending.clear()
+            got = await store.get(SCOPE, live.id)
+            assert got is not None and got.seq == len(logged)
+            assert got.task == live
+    await asyncio.gather(*pending)
     query = TaskQuery(SCOPE.tenant, SCOPE.owner, live.context_id, states.UNSPECIFIED, None, 10,
                       None, None, True)
     listed = {t.id: t for t in (await store.list_tasks(query))[0]}
     assert listed[live.id] == live
     assert [e for _, e in await store.events(SCOPE, live.id, 0, len(logged))] == logged
+    for after in range(len(logged)):  # any stretch of the log, rows of several events or not
+        upto = min(len(logged), after + 3)
+        assert await store.events(SCOPE, live.id, after, upto) == list(
+            enumerate(logged[after:upto], start=after + 1))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -99,7 +110,7 @@ def test_a_task_read_back_equals_the_live_one(kind: str, tmp_path: Path) -> None
         @settings(max_examples=60, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(plan=steps, which=st.integers(0, len(stores) - 1))
-        def check(plan: list[StreamResponse | Message], which: int) -> None:
+        def check(plan: list[tuple[StreamResponse | Message, bool]], which: int) -> None:
             loop.run_until_complete(_check(stores[which], plan))
 
         check()
