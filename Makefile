@@ -17,7 +17,8 @@ test: $(STAMP)
 # Measurements, not tests (see docs/benchmarks.md). `make bench` runs our server,
 # the official SDK's (installed into .interop/sdk-venv on first use) and a no-work
 # ceiling side by side, and rewrites the results in docs/benchmarks.md and
-# docs/bench-wire.png. ARGS="--rounds 1 --seconds 1" for a quick look.
+# docs/bench-wire.png (and, for the durable stores' growth rows, docs/bench-growth.png).
+# ARGS="--rounds 1 --seconds 1" for a quick look, ARGS="--only durable" for the stores.
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.wire $(ARGS)
 

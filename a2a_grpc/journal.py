@@ -53,7 +53,7 @@ class Journal:
     """Owned by one TaskActor; `restore` puts the actor back at the last
     committed event (see TaskActor._restore)."""
 
-    __slots__ = ("_draining", "_pending", "_publish", "_restore", "_waiters", "committed")
+    __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
 
     def __init__(self, seq: int, publish: Callable[[int, StreamResponse], Awaitable[None]],
                  restore: Callable[[list[Pending]], None]) -> None:
@@ -61,7 +61,7 @@ class Journal:
         self._publish, self._restore = publish, restore
         self._pending: deque[Pending] = deque()
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
-        self._draining = False
+        self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
 
     @property
     def idle(self) -> bool:
@@ -73,9 +73,9 @@ class Journal:
 
     def add(self, pending: Pending) -> None:
         self._pending.append(pending)
-        if not self._draining:
-            self._draining = True
-            asyncio.get_running_loop().create_task(self._drain(), name="a2a-journal")
+        if self._drainer is None:
+            self._drainer = asyncio.get_running_loop().create_task(self._drain(),
+                                                                   name="a2a-journal")
 
     async def through(self, seq: int) -> None:
         """Wait until event `seq` is committed and published; raises the store's
@@ -100,6 +100,7 @@ class Journal:
                     try:
                         await first.written
                     except BaseException as exc:
+                        self._release()  # those before it were committed
                         self._lost(exc)
                         if not isinstance(exc, Exception):
                             raise
@@ -114,7 +115,7 @@ class Journal:
                         break
                 self._release()
         finally:
-            self._draining = False
+            self._drainer = None
 
     def _release(self) -> None:
         waiters = self._waiters
