@@ -243,5 +243,12 @@ def write_docs(rep: Report, text: str) -> None:
     doc = DOCS.read_text()
     if BEGIN not in doc or END not in doc:
         raise SystemExit(f"{DOCS} lacks the {BEGIN} ... {END} markers")
+    durable = "### Durable stores side by side"
+    if rep.durable and not (rep.main or rep.listing or rep.memory) and durable in doc:
+        # `--only durable`: its own section is replaced, the rest of the run kept
+        before, after = doc.split(durable, 1)
+        DOCS.write_text(before + text[text.index(durable):].rstrip() + "\n\n"
+                        + END + after.split(END, 1)[1])
+        return
     head, rest = doc.split(BEGIN, 1)
     DOCS.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")

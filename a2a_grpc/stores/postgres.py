@@ -42,6 +42,7 @@ class _PgTx:
 
 
 class PostgresTaskStore(SqlTaskStore):
+    dialect = "postgres"
     blob_type = "BYTEA"
     serial_type = "BIGSERIAL PRIMARY KEY"
     driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)

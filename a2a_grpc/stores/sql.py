@@ -41,6 +41,7 @@ _STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
 class SqlTaskStore(SqlPushQueries):
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
 
+    dialect = "sqlite"
     blob_type = "BLOB"
     serial_type = "INTEGER PRIMARY KEY"
     driver_errors: tuple[type[BaseException], ...] = (OSError,)
@@ -81,7 +82,7 @@ class SqlTaskStore(SqlPushQueries):
         return StoreUnavailableError()
 
     async def _migrate(self, tx: Tx) -> None:
-        await migrate(tx, self.blob_type, self.serial_type)
+        await migrate(tx, self.dialect, self.blob_type, self.serial_type)
 
     # -- tasks and their log --
 

@@ -18,7 +18,7 @@ from .sql_batch import Tx
 log = logging.getLogger("a2a_grpc.store")
 
 # Each entry moves the schema up one version; never edit a released entry.
-MIGRATIONS: list[list[str]] = [
+MIGRATIONS: list[list[str | tuple[str, str]]] = [
     [
         """CREATE TABLE a2a_tasks (
             tenant TEXT NOT NULL, owner TEXT NOT NULL, id TEXT NOT NULL,
@@ -63,19 +63,40 @@ MIGRATIONS: list[list[str]] = [
         # task's row (SQLite rewrites a whole row, blob included, on any update)
         """CREATE TABLE a2a_snapshots (
             tenant TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
-            body {blob} NOT NULL, PRIMARY KEY (tenant, task_id))""",
+            body {blob} NOT NULL, PRIMARY KEY (tenant, task_id)){without_rowid}""",
         "INSERT INTO a2a_snapshots (tenant, task_id, seq, body) "
         "SELECT tenant, id, seq, body FROM a2a_tasks",
         "UPDATE a2a_tasks SET body = CAST('' AS {blob})",
         # A row of the log holds the `n` events of a task that ended at `seq`,
         # written in one batch (framed: sql_batch.frames); n = 1: the event.
-        "ALTER TABLE a2a_events ADD COLUMN n INTEGER NOT NULL DEFAULT 1",
+        ("postgres", "ALTER TABLE a2a_events ADD COLUMN n INTEGER NOT NULL DEFAULT 1"),
+        # SQLite: the log and the messageIds rebuilt WITHOUT ROWID, keyed by their
+        # primary key alone (a rowid table is two B-trees: a row and its key).
+        # Measured side by side: 491 -> 453 us of server CPU a SendMessage,
+        # 60 -> 53 us a streamed event.
+        ("sqlite", """CREATE TABLE a2a_events_5 (
+            tenant TEXT NOT NULL, task_id TEXT NOT NULL, seq BIGINT NOT NULL,
+            n INTEGER NOT NULL DEFAULT 1, body BLOB NOT NULL,
+            PRIMARY KEY (tenant, task_id, seq)) WITHOUT ROWID"""),
+        ("sqlite", "INSERT INTO a2a_events_5 (tenant, task_id, seq, n, body) "
+                   "SELECT tenant, task_id, seq, 1, body FROM a2a_events"),
+        ("sqlite", "DROP TABLE a2a_events"),
+        ("sqlite", "ALTER TABLE a2a_events_5 RENAME TO a2a_events"),
+        ("sqlite", """CREATE TABLE a2a_messages_5 (
+            tenant TEXT NOT NULL, owner TEXT NOT NULL, message_id TEXT NOT NULL,
+            task_id TEXT NOT NULL, PRIMARY KEY (tenant, owner, message_id)) WITHOUT ROWID"""),
+        ("sqlite", "INSERT INTO a2a_messages_5 SELECT tenant, owner, message_id, task_id "
+                   "FROM a2a_messages"),
+        ("sqlite", "DROP TABLE a2a_messages"),  # and its index
+        ("sqlite", "ALTER TABLE a2a_messages_5 RENAME TO a2a_messages"),
+        ("sqlite", "CREATE INDEX a2a_messages_task ON a2a_messages (tenant, task_id)"),
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-async def migrate(tx: Tx, blob: str, serial: str) -> None:
+async def migrate(tx: Tx, dialect: str, blob: str, serial: str) -> None:
+    """Up to SCHEMA_VERSION; a (dialect, sql) statement runs on that dialect only."""
     await tx.execute("CREATE TABLE IF NOT EXISTS a2a_schema (version INTEGER NOT NULL)")
     rows = await tx.fetch("SELECT version FROM a2a_schema")
     version = int(rows[0][0]) if rows else 0
@@ -85,7 +106,13 @@ async def migrate(tx: Tx, blob: str, serial: str) -> None:
             f"understands ({SCHEMA_VERSION}): upgrade a2a-grpc or use another store")
     for number in range(version, SCHEMA_VERSION):
         for statement in MIGRATIONS[number]:
-            await tx.execute(statement.format(blob=blob, serial=serial))
+            if isinstance(statement, tuple):
+                if statement[0] != dialect:
+                    continue
+                statement = statement[1]
+            await tx.execute(statement.format(
+                blob=blob, serial=serial,
+                without_rowid=" WITHOUT ROWID" if dialect == "sqlite" else ""))
         log.info("task store schema migrated to version %d", number + 1)
     if not rows:
         await tx.execute("INSERT INTO a2a_schema (version) VALUES (?)", SCHEMA_VERSION)

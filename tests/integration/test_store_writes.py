@@ -137,7 +137,7 @@ async def test_a_schema_4_store_is_migrated_and_read(kind: str, tmp_path: Path) 
     schema = ""
     if kind == "sqlite":
         old = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
-        for statement in [s for m in MIGRATIONS[:4] for s in m]:
+        for statement in [s for m in MIGRATIONS[:4] for s in m if isinstance(s, str)]:
             old.execute(statement.format(blob="BLOB", serial="INTEGER PRIMARY KEY"))
         old.execute("CREATE TABLE a2a_schema (version INTEGER NOT NULL)")
         for sql, args in rows:
@@ -149,7 +149,7 @@ async def test_a_schema_4_store_is_migrated_and_read(kind: str, tmp_path: Path) 
 
         schema = await postgres_schema()
         conn = await asyncpg.connect(postgres_url(schema))
-        for statement in [s for m in MIGRATIONS[:4] for s in m]:
+        for statement in [s for m in MIGRATIONS[:4] for s in m if isinstance(s, str)]:
             await conn.execute(statement.format(blob="BYTEA", serial="BIGSERIAL PRIMARY KEY"))
         await conn.execute("CREATE TABLE a2a_schema (version INTEGER NOT NULL)")
         for sql, args in rows:
@@ -174,8 +174,14 @@ async def test_a_schema_4_store_is_migrated_and_read(kind: str, tmp_path: Path) 
     finally:
         await store.close()
     if kind == "sqlite":
-        version = sqlite3.connect(tmp_path / "old.db").execute("SELECT version FROM a2a_schema")
-        assert version.fetchall() == [(SCHEMA_VERSION,)]
+        db = sqlite3.connect(tmp_path / "old.db")
+        assert db.execute("SELECT version FROM a2a_schema").fetchall() == [(SCHEMA_VERSION,)]
+        rebuilt = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+        for table in ("a2a_events", "a2a_messages", "a2a_snapshots"):
+            assert rebuilt[table].endswith("WITHOUT ROWID"), rebuilt[table]
+        indexes = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert "a2a_messages_task" in indexes
+        db.close()
     else:
         conn = await asyncpg.connect(postgres_url(schema))
         assert await conn.fetchval("SELECT version FROM a2a_schema") == SCHEMA_VERSION
