@@ -52,9 +52,10 @@ class Echo(AgentExecutor):
                 await updater.update_status(pb.TASK_STATE_WORKING, updater.new_agent_message(
                     [pb.Part(text=f"{max(left, 0):.0f} s left")]))
             await updater.add_artifact([pb.Part(text=f"echo: {text}")], name="echo")
-        elif text.startswith("stream ") and text[7:].replace(" ", "").isdigit():
-            n, _, size = text[7:].partition(" ")
-            n, size = int(n), int(size or 0)
+        elif (text.startswith("stream ") and text[7:].replace(" ", "").isdigit()
+              and len(text[7:].split()) <= 2):
+            words = text[7:].split()
+            n, size = int(words[0]), int(words[1]) if len(words) > 1 else 0
             for i in range(1, n + 1):
                 await updater.add_artifact([pb.Part(text=f"chunk {i}/{n}".ljust(size, "."))],
                                            artifact_id="c",
