@@ -77,14 +77,16 @@ class Journal:
             self._drainer = asyncio.get_running_loop().create_task(self._drain(),
                                                                    name="a2a-journal")
 
-    async def through(self, seq: int) -> None:
+    async def through(self, seq: int) -> bool:
         """Wait until event `seq` is committed and published; raises the store's
-        error when it, or an event before it, could not be committed."""
+        error when it, or an event before it, could not be committed. True
+        when this had to wait."""
         if seq <= self.committed:
-            return
+            return False
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, waiter))
         await waiter
+        return True
 
     async def _drain(self) -> None:
         try:

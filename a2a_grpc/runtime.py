@@ -75,9 +75,12 @@ class TaskActor:
         copy.CopyFrom(self.task)
         return copy, self.seq
 
-    async def emit(self, event: StreamResponse, run: Run | None) -> None:
+    async def emit(self, event: StreamResponse, run: Run | None) -> bool:
+        """Apply and store `event`; True when this waited (for the task's turn, or
+        for the event's commit) and so gave the loop to others meanwhile."""
         turn = self._turn
-        if turn.held:  # Turn.enter(), inlined: a coroutine call less on every event
+        waited = turn.held
+        if waited:  # Turn.enter(), inlined: a coroutine call less on every event
             await turn.wait()
         else:
             turn.held = True
@@ -108,8 +111,8 @@ class TaskActor:
                 else:
                     undo = lifecycle.update(task, event)
                     settles = kind == "status_update" and task.status.state in states.SETTLED
-                    await self._commit(task, event, undo=undo, run=run,
-                                       wait=run is None or settles)
+                    waited = await self._commit(task, event, undo=undo, run=run,
+                                                wait=run is None or settles) or waited
             if run is not None:
                 run.mark_started()
             if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
@@ -117,6 +120,7 @@ class TaskActor:
                     r.settle(self.response())
         finally:
             turn.leave()
+        return waited
 
     async def record(self, run: Run) -> None:
         """Write a follow-up's message into the history now; it waits for a run."""
@@ -211,7 +215,8 @@ class TaskActor:
         """Store `task` as of the next event; the journal publishes the event once
         it is committed. `undo`: the event was applied to the task in place
         (`lifecycle.apply`); undone if the store refuses, and the store is told
-        the task is derived. `wait`: return only once the event is published."""
+        the task is derived. `wait`: return only once the event is published.
+        True when this waited for a commit."""
         seq = self.seq + 1
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
@@ -230,17 +235,18 @@ class TaskActor:
         if written is COMMITTED and journal.idle:  # nothing to wait for (the memory store)
             journal.committed = seq
             await self._publish(seq, event)
-            return
+            return False
         journal.add(Pending(seq, event, written, undo, None if undo else before, run, message))
         if wait:
             try:
-                await journal.through(seq)
+                return await journal.through(seq)
             except Exception as exc:
                 if run is not None and run.lost is exc:
                     run.lost = None  # told here
                 raise
         elif journal.in_flight >= MAX_IN_FLIGHT:
-            await journal.through(seq - MAX_IN_FLIGHT // 2)
+            return await journal.through(seq - MAX_IN_FLIGHT // 2)
+        return False
 
     async def _publish(self, seq: int, event: StreamResponse) -> None:
         await self._bus.publish(self.task_id, seq, event)

@@ -116,7 +116,8 @@ class Sink:
     async def emit(self, event: StreamResponse) -> None:
         if self._run is not None and self._run.cancelled:
             raise asyncio.CancelledError  # a canceled run writes nothing more
-        await self._actor.emit(event, self._run)
+        if await self._actor.emit(event, self._run):
+            self._since = time.perf_counter()  # it gave the loop back while it waited
         if self._run is not None:
             self._run.emitted = True
         # An agent that never awaits anything else would otherwise run to its end

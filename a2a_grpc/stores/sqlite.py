@@ -74,6 +74,17 @@ def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("SQLite work must not await anything but its Tx")
 
 
+# The WAL is copied into the database (a checkpoint: the only fsync under
+# synchronous=NORMAL, run by the commit that crosses the threshold) every
+# 10,000 pages (40 MiB) instead of SQLite's 1,000: a checkpoint copies each
+# page once however often it was rewritten since, and the B-tree pages a
+# commit touches (the tail of each index) are the same from one commit to the
+# next. Measured side by side (SendMessage at 32 concurrent, 6 rounds): 3,443
+# against 3,179 sends/s; 40,000 pages gave no more. The WAL file is cut back
+# to 64 MiB after a checkpoint when it grew past that.
+CHECKPOINTS = ("wal_autocheckpoint=10000", f"journal_size_limit={64 << 20}")
+
+
 class SqliteTaskStore(SqlTaskStore):
     blob_type = "BLOB"
     driver_errors = (sqlite3.Error, OSError)
@@ -99,7 +110,7 @@ class SqliteTaskStore(SqlTaskStore):
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                    timeout=self.busy_timeout_ms / 1000)
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL",
-                           f"busy_timeout={self.busy_timeout_ms}"):
+                           f"busy_timeout={self.busy_timeout_ms}", *CHECKPOINTS):
                 conn.execute(f"PRAGMA {pragma}").fetchall()
             self._conn = conn
 

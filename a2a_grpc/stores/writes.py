@@ -4,9 +4,9 @@ then, and group commit.
 - `Write` is everything an append stores, taken from the caller's objects
   when `append` is called (the caller keeps changing them).
 - `SnapshotPolicy` decides when a task's snapshot is rewritten: when the task
-  comes whole (a new task, a user message), when its state changes or is
-  final, and when the events logged since the last snapshot add up to as
-  many bytes as the snapshot itself (at least `min_bytes`). Between
+  comes whole (a new task, a user message), when it is final, and when the
+  events logged since the last snapshot add up to as many bytes as the
+  snapshot itself (at least `min_bytes`). Between
   snapshots an event costs its own row, whatever the size of the task; the
   snapshots of a task that grows cost, all told, about as much as the
   growth (doubling, like a growing array), and a read folds at most a
@@ -53,15 +53,15 @@ class SnapshotPolicy:
     def __init__(self, min_bytes: int = 64 * 1024, tasks: int = 10_000) -> None:
         self.min_bytes = min_bytes
         self._tasks = tasks
-        # (tenant, task id) -> [state at the snapshot, its size, bytes logged since]
+        # (tenant, task id) -> [the snapshot's size, bytes logged since]
         self._known: dict[tuple[str, str], list[int]] = {}
 
     def due(self, key: tuple[str, str], derived: bool, state: int, event_size: int) -> bool:
         known = self._known.get(key)
-        if not derived or known is None or state != known[0] or state in TERMINAL:
+        if not derived or known is None or state in TERMINAL:
             return True
-        known[2] += event_size
-        return known[2] >= max(self.min_bytes, known[1])
+        known[1] += event_size
+        return known[1] >= max(self.min_bytes, known[0])
 
     def taken(self, key: tuple[str, str], state: int, size: int) -> None:
         """A snapshot of `size` bytes was written as of the latest event."""
@@ -70,7 +70,7 @@ class SnapshotPolicy:
             return
         if key not in self._known and len(self._known) >= self._tasks:
             del self._known[next(iter(self._known))]  # the oldest entry
-        self._known[key] = [state, size, 0]
+        self._known[key] = [size, 0]
 
 
 Rider = tuple[Callable[[Any], Any], "asyncio.Future[Any]"]  # a read, and who waits for it
