@@ -36,6 +36,7 @@ from generated.a2a_pb2 import (
     TaskPushNotificationConfig,
 )
 
+from . import runs
 from .agent import AgentExecutor, TaskEvents
 from .bus import EventBus, LocalEventBus, Subscription
 from .cards import extended_view
@@ -304,7 +305,7 @@ class RequestHandler:
                     f"task {req.id} is {states.name(state)} and can no longer be canceled",
                     metadata={"taskId": req.id, "state": states.name(state)},
                 )
-            await actor.cancel(self.executor)
+            await runs.cancel(actor, self.executor)
             final = actor.snapshot()
             assert final is not None
             return final[0]

@@ -177,3 +177,25 @@ class _Inbox(FollowUps):
         while (message := self.take()) is None:
             await self._actor.arrival()
         return message
+
+
+async def cancel(actor: TaskActor, executor: AgentExecutor) -> None:
+    """CancelTask: let the agent stop, stop the actor's runs, mark the task CANCELED."""
+    snap = actor.snapshot()
+    if snap is not None:
+        events = TaskEvents(actor.sink(None), actor.task_id, actor.context_id)
+        try:
+            await executor.cancel(snap[0], events)
+        except A2AError:
+            raise
+        except Exception:
+            log.exception("agent cancel() failed for task %s", actor.task_id)
+    stopping = [(r, r.aio_task) for r in actor.runs
+                if r.aio_task is not None and not r.aio_task.done()]
+    for r, aio_task in stopping:
+        r.cancelled = True
+        aio_task.cancel()
+    await asyncio.gather(*(t for _, t in stopping), return_exceptions=True)
+    await actor.finish(states.CANCELED, "The task was canceled.")
+    for r, _ in stopping:
+        r.settle(actor.response())

@@ -33,10 +33,10 @@ from generated.a2a_pb2 import (
     TaskState,
 )
 
-from .agent import AgentExecutor, TaskEvents
+from .agent import TaskEvents
 from .bus import EventBus
 from .core import ids, lifecycle, states
-from .core.errors import A2AError, InvalidAgentResponseError
+from .core.errors import InvalidAgentResponseError
 from .journal import MAX_IN_FLIGHT, Journal, Pending
 from .runs import Outcome, Run
 from .scheduling import Sink, Turn
@@ -287,24 +287,3 @@ class TaskActor:
     def watched(self) -> bool:
         """Is a stream subscribed to this task's events?"""
         return self._bus.subscriber_count(self.task_id) > 0
-
-    async def cancel(self, executor: AgentExecutor) -> None:
-        """CancelTask: let the agent stop, stop what still runs, mark CANCELED."""
-        snap = self.snapshot()
-        if snap is not None:
-            events = TaskEvents(Sink(self, None), self.task_id, self.context_id)
-            try:
-                await executor.cancel(snap[0], events)
-            except A2AError:
-                raise
-            except Exception:
-                log.exception("agent cancel() failed for task %s", self.task_id)
-        stopping = [(r, r.aio_task) for r in self.runs
-                    if r.aio_task is not None and not r.aio_task.done()]
-        for r, aio_task in stopping:
-            r.cancelled = True
-            aio_task.cancel()
-        await asyncio.gather(*(t for _, t in stopping), return_exceptions=True)
-        await self.finish(states.CANCELED, "The task was canceled.")
-        for r, _ in stopping:
-            r.settle(self.response())
