@@ -93,7 +93,7 @@ class TaskActor:
                 raise InvalidAgentResponseError("a direct reply must be the run's last event")
             if kind == "message":
                 await self._reply(event, run)
-                return
+                return waited
             if run is not None and run.pending is not None:
                 await self._take_message(run.pending, run)
             if kind != "task" or self.task is None:  # a bare Task on a task: nothing to do
@@ -211,7 +211,7 @@ class TaskActor:
     async def _commit(
         self, task: Task, event: StreamResponse | None, message: Message | None = None,
         undo: lifecycle.Undo | None = None, run: Run | None = None, wait: bool = True,
-    ) -> None:
+    ) -> bool:
         """Store `task` as of the next event; the journal publishes the event once
         it is committed. `undo`: the event was applied to the task in place
         (`lifecycle.apply`); undone if the store refuses, and the store is told

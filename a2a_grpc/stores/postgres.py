@@ -21,7 +21,7 @@ _MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
 
 
 @cache
-def _numbered(sql: str) -> str:
+def numbered(sql: str) -> str:
     """`?` placeholders -> `$1, $2, ...` (none of our SQL has `?` in literals)."""
     count = iter(range(1, 10_000))
     return re.sub(r"\?", lambda _: f"${next(count)}", sql)
@@ -32,13 +32,13 @@ class _PgTx:
         self._conn = conn
 
     async def execute(self, sql: str, *args: Any) -> None:
-        await self._conn.execute(_numbered(sql), *args)
+        await self._conn.execute(numbered(sql), *args)
 
     async def executemany(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        await self._conn.executemany(_numbered(sql), rows)
+        await self._conn.executemany(numbered(sql), rows)
 
     async def fetch(self, sql: str, *args: Any) -> list[Row]:
-        return list(await self._conn.fetch(_numbered(sql), *args))
+        return list(await self._conn.fetch(numbered(sql), *args))
 
 
 class PostgresTaskStore(SqlTaskStore):
@@ -88,7 +88,7 @@ class PostgresTaskStore(SqlTaskStore):
 
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         async with self._acquire() as conn:
-            return list(await conn.fetch(_numbered(sql), *args))
+            return list(await conn.fetch(numbered(sql), *args))
 
     def _acquire(self) -> Any:
         if self._pool is None:

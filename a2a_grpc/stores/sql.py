@@ -37,6 +37,12 @@ log = logging.getLogger("a2a_grpc.store")
 
 __all__ = ["Row", "SqlTaskStore", "Tx"]
 _STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
+# The owner is compared by the caller, not here: given (tenant, id, owner),
+# PostgreSQL planned a young table's lookup as a scan of all the owner's entries
+# in a2a_tasks_state (index-only, cheap while its statistics said the table was
+# empty): 0.8 ms a GetTask at 5,000 tasks, 2.1 ms at 30,000 (0.3 ms by the key).
+GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.owner FROM a2a_tasks t JOIN a2a_snapshots s "
+            "ON s.tenant = t.tenant AND s.task_id = t.id WHERE t.tenant = ? AND t.id = ?")
 
 class SqlTaskStore(SqlPushQueries):
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
@@ -124,11 +130,8 @@ class SqlTaskStore(SqlPushQueries):
             raise self._failed(exc, doing) from exc
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
-        rows = await self._query(
-            f"reading task {task_id}",
-            "SELECT t.id, t.state, s.seq, s.body FROM a2a_tasks t JOIN a2a_snapshots s "
-            "ON s.tenant = t.tenant AND s.task_id = t.id "
-            "WHERE t.tenant = ? AND t.id = ? AND t.owner = ?", scope.tenant, task_id, scope.owner)
+        rows = await self._query(f"reading task {task_id}", GET_TASK, scope.tenant, task_id)
+        rows = [r for r in rows if r[4] == scope.owner]
         return (await self._folded(scope.tenant, rows))[0] if rows else None
 
     async def _folded(self, tenant: str, rows: Sequence[Row]) -> list[StoredTask]:
