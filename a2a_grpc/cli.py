@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--store", default=DEFAULT_URL, metavar="URL",
                    help="memory, sqlite:///PATH or postgresql://USER@HOST/DB "
                         f"(default {DEFAULT_URL}, a file in the working directory)")
+    s.add_argument("--bus", metavar="URL",
+                   help="share task events between replicas: redis://HOST:PORT/DB "
+                        "(Redis Streams; ?prefix=P names the keys, default a2a). Default: "
+                        "in this process only")
     s.add_argument("--allow-push-to", action="append", default=[], metavar="HOST|CIDR",
                    help="let webhooks reach this host name (.example.com: and subdomains), "
                         "address or network, even if not public; repeatable")
@@ -253,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                            interrupted_only=args.follow_ups == "interrupted",
                            auth=auth_options(args), card_keys=args.card_keys,
                            limits=_limits(args),
-                           backlog=Backlog(events=args.stream_backlog)), args.loop)
+                           backlog=Backlog(events=args.stream_backlog),
+                           bus_url=args.bus), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace,
                              tuple(args.forward_header)), args.loop)

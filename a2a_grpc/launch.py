@@ -31,7 +31,7 @@ from generated.a2a_pb2 import AgentCapabilities, AgentCard
 from .agent import AgentExecutor
 from .auth import AuthenticatedService, Gate
 from .auth.config import AuthOptions, configure
-from .bus import Backlog, LocalEventBus
+from .bus import Backlog, open_bus
 from .card_signing import sign as sign_card
 from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
@@ -133,17 +133,24 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                 retention_s: float | None = None, push: PushOptions | None = None, *,
                 grpc_public: str | None = None, interrupted_only: bool = False,
                 auth: AuthOptions | None = None, card_keys: Path | None = None,
-                limits: LimitOptions | None = None, backlog: Backlog | None = None) -> None:
+                limits: LimitOptions | None = None, backlog: Backlog | None = None,
+                bus_url: str | None = None) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
     the gRPC address the card advertises (default: HOST:PORT as bound).
     `auth`: the schemes callers authenticate with (none: everyone is admitted).
     `card_keys`: sign the card (spec §8.4) with the newest key in this folder.
-    `limits`: per caller; `backlog`: how far a stream's reader may fall behind."""
+    `limits`: per caller; `backlog`: how far a stream's reader may fall behind;
+    `bus_url`: share task events between replicas (bus.open_bus)."""
     push = push or PushOptions()
     card = card_for(agent)
     gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
     store = await open_store(store_url)
-    handler = RequestHandler(agent, card, store=store, bus=LocalEventBus(backlog),
+    try:
+        bus = await open_bus(bus_url, backlog)
+    except BaseException:
+        await store.close()
+        raise
+    handler = RequestHandler(agent, card, store=store, bus=bus,
                              push_policy=push.policy, interrupted_only=interrupted_only)
     registry = CollectorRegistry()
     service: A2AService = handler
@@ -154,6 +161,7 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.push_async_callback(store.close)
+        cleanup.push_async_callback(bus.close)
         cleanup.push_async_callback(handler.close)
         recovered = await handler.recover()
         if recovered:

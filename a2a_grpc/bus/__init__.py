@@ -3,4 +3,18 @@
 from .base import EventBus, Subscription
 from .local import Backlog, LocalEventBus
 
-__all__ = ["Backlog", "EventBus", "LocalEventBus", "Subscription"]
+__all__ = ["Backlog", "EventBus", "LocalEventBus", "Subscription", "open_bus"]
+
+
+async def open_bus(url: str | None, backlog: Backlog | None = None) -> EventBus:
+    """The in-process bus (no URL), or Redis Streams (redis://HOST:PORT/DB,
+    `?prefix=P` for the keys' prefix, default `a2a`), reachable or an OSError."""
+    if not url:
+        return LocalEventBus(backlog)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from .redis import RedisEventBus
+
+        bus = RedisEventBus(url, backlog)
+        await bus.open()
+        return bus
+    raise ValueError(f"unknown event bus {url!r}: use redis://HOST:PORT/DB")

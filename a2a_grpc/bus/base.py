@@ -54,3 +54,6 @@ class EventBus(Protocol):
 
     def subscriber_count(self, task_id: str) -> int:
         """How many subscriptions of this task are open (in this process)."""
+
+    async def close(self) -> None:
+        """Let go of connections (subscriptions still open end)."""

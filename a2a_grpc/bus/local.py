@@ -68,14 +68,26 @@ class LocalSubscription:
 
     def _overflow(self) -> None:
         self._queue.clear()
-        self._bytes, self._lagged = 0, True
-        after = f" with Last-Event-ID {self._last}" if self._last is not None else ""
-        self._queue.append(Event(0, StreamResponse(), UnavailableError(
+        self._bytes = 0
+        self.stop(self.resumable(
             f"this stream fell more than {self._backlog.events} events or "
             f"{self._backlog.bytes} bytes behind its reader and was ended: resume it with "
-            f"SubscribeToTask (task {self._task_id}){after}",
-            metadata={"taskId": self._task_id,
-                      **({"lastEventId": str(self._last)} if self._last is not None else {})})))
+            f"SubscribeToTask (task {self._task_id})"))
+
+    def resumable(self, why: str, last: int | None = None) -> UnavailableError:
+        """A retryable error saying `why`, and from which event to resume: `last`,
+        else the last event the reader took."""
+        last = self._last if last is None else last
+        after = f" with Last-Event-ID {last}" if last is not None else ""
+        return UnavailableError(f"{why}{after}", metadata={
+            "taskId": self._task_id, **({"lastEventId": str(last)} if last is not None else {})})
+
+    def stop(self, error: BaseException) -> None:
+        """Queue `error` after what is queued; nothing more is kept for this reader."""
+        if self._lagged:
+            return
+        self._lagged = True
+        self._queue.append(Event(0, StreamResponse(), error))
         self._wake()
 
     def end(self) -> None:
@@ -138,3 +150,6 @@ class LocalEventBus:
 
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subs.get(task_id, ()))
+
+    async def close(self) -> None:
+        return None

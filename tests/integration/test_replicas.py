@@ -1,0 +1,120 @@
+"""Replicas of one agent sharing PostgreSQL and Redis (`--bus redis://`): a
+stream opened on one replica follows a task that another runs, and a stream
+whose replica dies resumes on another without a gap. Real `serve` processes,
+the PostgreSQL and the Redis on loopback (a fresh schema and key prefix each)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.bindings import parse_sse
+from tests.processes import Server, reap, start_server
+from tests.redis_bus import bus_url, drop_prefix, redis_prefix
+from tests.stores import drop_schema, postgres_schema, postgres_url
+
+HEADERS = {"A2A-Version": "1.0"}
+
+
+@pytest.fixture
+async def replicas() -> AsyncIterator[list[Server]]:
+    """Two replicas, both started before any task exists."""
+    schema, prefix = await postgres_schema(), await redis_prefix()
+    made: list[Server] = []
+    try:
+        for _ in range(2):
+            made.append(await start_server("serve", "--store", postgres_url(schema),
+                                           "--bus", bus_url(prefix)))
+        yield made
+    finally:
+        for server in made:
+            reap(server.proc)
+        await drop_prefix(prefix)
+        await drop_schema(schema)
+
+
+async def rpc(http: aiohttp.ClientSession, server: Server, method: str,
+              params: dict[str, Any]) -> dict[str, Any]:
+    async with http.post(server.url + "/", headers=HEADERS, json={
+            "jsonrpc": "2.0", "id": 1, "method": method, "params": params}) as resp:
+        body: dict[str, Any] = await resp.json()
+    assert "result" in body, body
+    return body["result"]  # type: ignore[no-any-return]
+
+
+async def start_task(http: aiohttp.ClientSession, server: Server, text: str) -> str:
+    """SendMessage `text` without waiting for the task to end; its id."""
+    result = await rpc(http, server, "SendMessage", {
+        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                    "parts": [{"text": text}]},
+        "configuration": {"returnImmediately": True}})
+    return str(result["task"]["id"])
+
+
+def subscribe(http: aiohttp.ClientSession, server: Server, task_id: str,
+              last: str | None = None) -> Any:
+    headers = {**HEADERS, **({"Last-Event-ID": last} if last else {})}
+    return http.post(server.url + "/", headers=headers, json={
+        "jsonrpc": "2.0", "id": 2, "method": "SubscribeToTask", "params": {"id": task_id}})
+
+
+def what(data: dict[str, Any]) -> str:
+    """An event, in short: its kind and its state or text."""
+    result: dict[str, Any] = data["result"]
+    if "statusUpdate" in result:
+        status = result["statusUpdate"]["status"]
+        text = status.get("message", {}).get("parts", [{}])[0].get("text", "")
+        return f"status {status['state']} {text}".strip()
+    if "artifactUpdate" in result:
+        return "artifact " + str(result["artifactUpdate"]["artifact"]["parts"][0]["text"])
+    return "task " + str(result["task"]["status"]["state"])
+
+
+async def test_a_stream_on_one_replica_follows_a_task_another_runs(
+        replicas: list[Server]) -> None:
+    runner, watcher = replicas
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 2")
+        async with subscribe(http, watcher, task_id) as resp:
+            assert resp.status == 200
+            events, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+        # The log, read back by the replica that ran it (a final task replays).
+        async with subscribe(http, runner, task_id, last="1") as resp:
+            logged, _ = parse_sse(await resp.text())
+    live = events[1:]
+    assert "task" in events[0].data["result"]  # the task as it stood, first
+    ids = [int(e.id or 0) for e in live]
+    assert ids == list(range(ids[0], ids[-1] + 1))
+    assert [what(e.data) for e in live] == [what(e.data) for e in logged[-len(live):]]
+    assert what(live[-1].data) == "status TASK_STATE_COMPLETED"
+    assert "artifact echo: slow 2" in [what(e.data) for e in live]
+
+
+async def test_a_stream_whose_replica_dies_resumes_on_another(
+        replicas: list[Server]) -> None:
+    runner, watcher = replicas
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 4")
+        async with subscribe(http, watcher, task_id) as resp:
+            head = b"".join([await asyncio.wait_for(resp.content.readuntil(b"\n\n"), 30)
+                             for _ in range(2)])
+            watcher.proc.kill()  # SIGKILL, its stream mid-way
+            watcher.proc.wait()
+        seen, _ = parse_sse(head.decode())
+        last = seen[-1].id
+        assert last is not None
+        async with subscribe(http, runner, task_id, last=last) as resp:
+            rest, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+        async with subscribe(http, runner, task_id, last="1") as resp:
+            logged, _ = parse_sse(await resp.text())
+    assert "task" in rest[0].data["result"] and rest[0].id is None  # no id: the client's stays
+    ids = [int(e.id or 0) for e in [seen[-1], *rest[1:]]]
+    assert ids == list(range(ids[0], ids[0] + len(ids)))  # no gap, no duplicate at the seam
+    assert [what(e.data) for e in [seen[-1], *rest[1:]]] == \
+        [what(e.data) for e in logged if int(e.id or 0) >= ids[0]]
+    assert what(rest[-1].data) == "status TASK_STATE_COMPLETED"
