@@ -177,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="share task events between replicas: redis://HOST:PORT/DB "
                         "(Redis Streams; ?prefix=P names the keys, default a2a). Default: "
                         "in this process only")
+    s.add_argument("--lease", type=float, default=15.0, metavar="SECONDS",
+                   help="with --bus: a replica that has not renewed its running tasks for "
+                        "this long is taken for stopped; another fails them (or resumes them) "
+                        "(default 15)")
     s.add_argument("--allow-push-to", action="append", default=[], metavar="HOST|CIDR",
                    help="let webhooks reach this host name (.example.com: and subdomains), "
                         "address or network, even if not public; repeatable")
@@ -258,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
                            auth=auth_options(args), card_keys=args.card_keys,
                            limits=_limits(args),
                            backlog=Backlog(events=args.stream_backlog),
-                           bus_url=args.bus), args.loop)
+                           bus_url=args.bus, lease_s=args.lease), args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace,
                              tuple(args.forward_header)), args.loop)

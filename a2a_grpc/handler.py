@@ -58,10 +58,11 @@ from .push.policy import PushPolicy
 from .registry import ActorRegistry
 from .runtime import Run
 from .scheduling import hold_starting
-from .stores import MemoryTaskStore, Scope, TaskStore
+from .stores import Claim, MemoryTaskStore, Scope, TaskStore
 from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
 RESTARTED = "The server restarted while this task was running; send the request again."
+ORPHANED = "The replica running this task stopped; send the request again."
 PushRequest = (
     TaskPushNotificationConfig
     | GetTaskPushNotificationConfigRequest
@@ -122,11 +123,12 @@ class RequestHandler:
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()
 
-    async def recover(self) -> int:
-        """After a restart: resume, or else fail, every task a run left SUBMITTED
-        or WORKING (not those handed off). Assumes no other server is working
-        on this store. Returns how many tasks it found."""
-        found = await self.store.unsettled()
+    async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
+        """After a restart: resume, or else fail with `why`, every task a run left
+        SUBMITTED or WORKING (not those handed off); with `claim` (replicas),
+        only those whose replica's lease expired (TaskStore.unsettled). Returns
+        how many tasks it found."""
+        found = await self.store.unsettled(claim)
         for scope, stored in found:
             async with self._actors.loaded(scope, stored.task.id) as actor:
                 if actor.running():
@@ -134,7 +136,7 @@ class RequestHandler:
                 if self.executor.resumable:
                     self._actors.start(actor, self.executor, None)
                 else:
-                    await actor.finish(states.FAILED, RESTARTED)
+                    await actor.finish(states.FAILED, why)
         return len(found)
 
     async def purge(self, max_age_s: float) -> int:

@@ -40,6 +40,7 @@ from .push.policy import PushPolicy
 from .push.sender import PushSender, SenderConfig
 from .push.signing import HEADER as SIGNATURE_HEADER
 from .push.signing import Signer, load_keys
+from .replicas import Leases
 from .server import PortInUseError, start_grpc
 from .service import A2AService
 from .stores import DEFAULT_URL, open_store
@@ -134,13 +135,14 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                 grpc_public: str | None = None, interrupted_only: bool = False,
                 auth: AuthOptions | None = None, card_keys: Path | None = None,
                 limits: LimitOptions | None = None, backlog: Backlog | None = None,
-                bus_url: str | None = None) -> None:
+                bus_url: str | None = None, lease_s: float = 15.0) -> None:
     """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
     the gRPC address the card advertises (default: HOST:PORT as bound).
     `auth`: the schemes callers authenticate with (none: everyone is admitted).
     `card_keys`: sign the card (spec §8.4) with the newest key in this folder.
     `limits`: per caller; `backlog`: how far a stream's reader may fall behind;
-    `bus_url`: share task events between replicas (bus.open_bus)."""
+    `bus_url`: share task events between replicas (bus.open_bus), whose running
+    tasks are then leased for `lease_s` (replicas.py)."""
     push = push or PushOptions()
     card = card_for(agent)
     gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
@@ -163,8 +165,12 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         cleanup.push_async_callback(store.close)
         cleanup.push_async_callback(bus.close)
         cleanup.push_async_callback(handler.close)
-        recovered = await handler.recover()
-        if recovered:
+        leases = Leases(handler, store, lease_s) if bus_url else None
+        recovered = await handler.recover() if leases is None else await leases.recover()
+        if leases is not None:
+            renewing = asyncio.create_task(leases.run(), name="a2a-leases")
+            cleanup.callback(renewing.cancel)
+        elif recovered:
             log.warning("%d task(s) were still running when the server last stopped: %s",
                         recovered, "resumed" if agent.resumable else "marked FAILED")
         keys = load_keys(push.keys_dir) if push.keys_dir is not None else []

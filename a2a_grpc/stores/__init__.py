@@ -6,10 +6,18 @@
 
 from __future__ import annotations
 
-from .base import COMMITTED, Delivery, Scope, StoredTask, StoreUnavailableError, TaskStore
+from .base import (
+    COMMITTED,
+    Claim,
+    Delivery,
+    Scope,
+    StoredTask,
+    StoreUnavailableError,
+    TaskStore,
+)
 from .memory import MemoryTaskStore
 
-__all__ = ["COMMITTED", "Delivery", "MemoryTaskStore", "Scope", "StoreUnavailableError",
+__all__ = ["COMMITTED", "Claim", "Delivery", "MemoryTaskStore", "Scope", "StoreUnavailableError",
            "StoredTask", "TaskStore", "open_store", "store_for"]
 
 DEFAULT_URL = "sqlite:///a2a-grpc.db"

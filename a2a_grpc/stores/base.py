@@ -60,6 +60,14 @@ class StoredTask(NamedTuple):
     seq: int
 
 
+class Claim(NamedTuple):
+    """A replica taking over tasks whose lease expired (see `unsettled`)."""
+
+    holder: str  # the replica's id
+    now_ns: int  # leases that ended before this are expired
+    until_ns: int  # the claimed tasks are held until then
+
+
 class Delivery(NamedTuple):
     """One notification waiting in the outbox: event `seq` of a task, for one config."""
 
@@ -115,9 +123,22 @@ class TaskStore(Protocol):
         """Mark a task its agent handed off on purpose (True), or that a run holds
         again (False). `unsettled` leaves marked tasks out."""
 
-    async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
+    async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         """Tasks left SUBMITTED or WORKING by a run (crash recovery), not those
-        handed off."""
+        handed off. With `claim` (replicas sharing the store): only those whose
+        lease ended before claim.now_ns, each now held by claim.holder until
+        claim.until_ns; a replica claiming at the same time gets none of them.
+
+        A write holds its task for the writer (`lease`: holder, ns) from then;
+        `renew` extends what a live replica holds."""
+
+    def hold(self, holder: str, seconds: float) -> None:
+        """Record `holder` as the runner of each task written from now on, for
+        `seconds` from each write (replicas; a no-op for the memory store)."""
+
+    async def renew(self, holder: str, until_ns: int) -> None:
+        """Extend to `until_ns` the lease of every SUBMITTED or WORKING task
+        `holder` holds."""
 
     async def purge(self, before_ns: int) -> int:
         """Delete final tasks whose status is older than `before_ns`; how many."""

@@ -18,7 +18,7 @@ from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from ..core import listing, states
 from ..core.ids import nanos_of
 from ..core.listing import SortKey, TaskQuery
-from .base import COMMITTED, Delivery, Scope, StoredTask
+from .base import COMMITTED, Claim, Delivery, Scope, StoredTask
 from .memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
 
 
@@ -127,7 +127,13 @@ class MemoryTaskStore:
         else:
             self._handed_off.discard((scope, task_id))
 
-    async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
+    def hold(self, holder: str, seconds: float) -> None:
+        return None  # one process: nobody else to take a task over
+
+    async def renew(self, holder: str, until_ns: int) -> None:
+        return None
+
+    async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         found: list[tuple[Scope, StoredTask]] = []
         for scope, rows in self._tasks.items():
             for task_id, row in rows.items():

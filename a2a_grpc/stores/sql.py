@@ -27,7 +27,7 @@ from generated.a2a_pb2 import StreamResponse, Task
 from ..core import lifecycle, states
 from ..core.ids import nanos_of
 from ..core.listing import TaskQuery
-from .base import Scope, StoredTask, StoreUnavailableError
+from .base import Claim, Scope, StoredTask, StoreUnavailableError
 from .sql_batch import COUNT, Row, Tx, frames, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
@@ -54,6 +54,13 @@ class SqlTaskStore(SqlPushQueries):
     _policy: SnapshotPolicy
     _group: GroupCommit
 
+    lease: tuple[str, int] = ("", 0)  # (holder, ns): what a write records (see `hold`)
+
+    def hold(self, holder: str, seconds: float) -> None:
+        """Record `holder` as the runner of each task this store writes, for
+        `seconds` from each write (replicas: see `unsettled`, `renew`)."""
+        self.lease = (holder, int(seconds * 1e9))
+
     def _init_writes(self, snapshot_bytes: int) -> None:
         self._policy = SnapshotPolicy(snapshot_bytes)
         self._group = GroupCommit(self._commit_batch, self._failed, self.driver_errors)
@@ -68,7 +75,7 @@ class SqlTaskStore(SqlPushQueries):
     async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
         """One transaction for `batch` (riders: the SQLite store's; none here)."""
         if batch:
-            await self._run(lambda tx: write_batch(tx, batch, self._states_of))
+            await self._run(lambda tx: write_batch(tx, batch, self._states_of, self.lease))
 
     async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
         found: dict[tuple[str, str], int] = {}
@@ -223,14 +230,32 @@ class SqlTaskStore(SqlPushQueries):
 
         await self._guarded(work, f"marking task {task_id}")
 
-    async def unsettled(self) -> list[tuple[Scope, StoredTask]]:
+    async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
+        running = (int(states.SUBMITTED), int(states.WORKING))
+        if claim is not None:  # one statement: two replicas never claim the same task
+            async def take(tx: Tx) -> list[Row]:
+                return await tx.fetch(
+                    "UPDATE a2a_tasks SET holder = ?, lease_ns = ? WHERE state IN (?, ?) "
+                    "AND handed_off = 0 AND lease_ns < ? RETURNING tenant, owner, id",
+                    claim.holder, claim.until_ns, *running, claim.now_ns)
+
+            taken = await self._guarded(take, "claiming the tasks of stopped replicas")
+            found = [(Scope(r[0], r[1]), await self.get(Scope(r[0], r[1]), r[2])) for r in taken]
+            return [(scope, task) for scope, task in found if task is not None]
         rows = await self._query(
             "finding running tasks",
             "SELECT t.tenant, t.owner, t.id, t.state, s.seq, s.body FROM a2a_tasks t "
             "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
-            "WHERE t.state IN (?, ?) AND t.handed_off = 0",
-            int(states.SUBMITTED), int(states.WORKING))
+            "WHERE t.state IN (?, ?) AND t.handed_off = 0", *running)
         return [(Scope(r[0], r[1]), (await self._folded(r[0], [r[2:]]))[0]) for r in rows]
+
+    async def renew(self, holder: str, until_ns: int) -> None:
+        async def work(tx: Tx) -> None:
+            await tx.execute("UPDATE a2a_tasks SET lease_ns = ? WHERE holder = ? AND "
+                             "state IN (?, ?)", until_ns, holder, int(states.SUBMITTED),
+                             int(states.WORKING))
+
+        await self._guarded(work, "renewing leases")
 
     async def purge(self, before_ns: int) -> int:
         final = sorted(int(s) for s in states.TERMINAL)

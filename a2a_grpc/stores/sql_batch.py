@@ -29,10 +29,12 @@ class Tx(Protocol):
 
 
 UPSERT_TASK = """
-    INSERT INTO a2a_tasks (tenant, owner, id, context_id, state, status_ns, seq, body)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    INSERT INTO a2a_tasks (tenant, owner, id, context_id, state, status_ns, seq, body, holder,
+        lease_ns)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (tenant, id) DO UPDATE SET context_id = excluded.context_id,
-        state = excluded.state, status_ns = excluded.status_ns, seq = excluded.seq"""
+        state = excluded.state, status_ns = excluded.status_ns, seq = excluded.seq,
+        holder = excluded.holder, lease_ns = excluded.lease_ns"""
 UPSERT_SNAPSHOT = """
     INSERT INTO a2a_snapshots (tenant, task_id, seq, body) VALUES (?, ?, ?, ?)
     ON CONFLICT (tenant, task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"""
@@ -54,7 +56,9 @@ class States(Protocol):
         """The stored state of each (tenant, task id) that has a row."""
 
 
-async def write_batch(tx: Tx, batch: list[Write], states_of: States) -> None:
+async def write_batch(tx: Tx, batch: list[Write], states_of: States,
+                      lease: tuple[str, int] = ("", 0)) -> None:
+    """`lease`: (holder, ns): the writer holds the tasks it writes for that long."""
     listed: dict[tuple[str, str], Write] = {}  # the last write of each task that changes its row
     snapshots: dict[tuple[str, str], Write] = {}
     first: dict[tuple[str, str], int] = {}  # each task's first sequence number in the batch
@@ -69,9 +73,10 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States) -> None:
         # Sequence 1 is a task's first event: no row to look up (had there been
         # one, its event 1 would exist too, and the insert below would fail).
         before = await states_of(tx, [k for k in listed if first[k] > 1])
+        holder, until = lease[0], time.time_ns() + lease[1]
         await tx.executemany(UPSERT_TASK, [
             (w.scope.tenant, w.scope.owner, w.task_id, w.context_id, w.state, w.status_ns,
-             w.seq, EMPTY) for w in listed.values()])
+             w.seq, EMPTY, holder, until) for w in listed.values()])
         counts: dict[tuple[str, str, int], int] = {}
         for key, w in listed.items():
             old = before.get(key)

@@ -156,7 +156,8 @@ class SqliteTaskStore(SqlTaskStore):
                 except sqlite3.Error as exc:
                     answers.append((None, exc))
             if batch:
-                _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of))
+                _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of,
+                                                        self.lease))
 
         try:
             await self._in_thread(work)

@@ -21,21 +21,36 @@ from tests.stores import drop_schema, postgres_schema, postgres_url
 HEADERS = {"A2A-Version": "1.0"}
 
 
+class Cluster:
+    """Replicas on one fresh PostgreSQL schema and Redis key prefix."""
+
+    def __init__(self, store: str, bus: str) -> None:
+        self.store, self.bus = store, bus
+        self.servers: list[Server] = []
+
+    async def start(self, *flags: str) -> Server:
+        server = await start_server("serve", "--store", self.store, "--bus", self.bus, *flags)
+        self.servers.append(server)
+        return server
+
+
 @pytest.fixture
-async def replicas() -> AsyncIterator[list[Server]]:
-    """Two replicas, both started before any task exists."""
+async def cluster() -> AsyncIterator[Cluster]:
     schema, prefix = await postgres_schema(), await redis_prefix()
-    made: list[Server] = []
+    made = Cluster(postgres_url(schema), bus_url(prefix))
     try:
-        for _ in range(2):
-            made.append(await start_server("serve", "--store", postgres_url(schema),
-                                           "--bus", bus_url(prefix)))
         yield made
     finally:
-        for server in made:
+        for server in made.servers:
             reap(server.proc)
         await drop_prefix(prefix)
         await drop_schema(schema)
+
+
+@pytest.fixture
+async def replicas(cluster: Cluster) -> list[Server]:
+    """Two replicas, both started before any task exists."""
+    return [await cluster.start(), await cluster.start()]
 
 
 async def rpc(http: aiohttp.ClientSession, server: Server, method: str,
@@ -118,3 +133,27 @@ async def test_a_stream_whose_replica_dies_resumes_on_another(
     assert [what(e.data) for e in [seen[-1], *rest[1:]]] == \
         [what(e.data) for e in logged if int(e.id or 0) >= ids[0]]
     assert what(rest[-1].data) == "status TASK_STATE_COMPLETED"
+
+
+async def state_of(http: aiohttp.ClientSession, server: Server, task_id: str) -> dict[str, Any]:
+    status: dict[str, Any] = (await rpc(http, server, "GetTask", {"id": task_id}))["status"]
+    return status
+
+
+async def test_a_survivor_takes_over_the_tasks_of_a_killed_replica(cluster: Cluster) -> None:
+    doomed, survivor = await cluster.start("--lease", "1.5"), await cluster.start("--lease", "1.5")
+    async with aiohttp.ClientSession() as http:
+        orphan = await start_task(http, doomed, "slow 60")
+        kept = await start_task(http, survivor, "slow 60")
+        doomed.proc.kill()  # SIGKILL: it renews nothing more
+        deadline = asyncio.get_running_loop().time() + 20
+        while (status := await state_of(http, survivor, orphan))["state"] == "TASK_STATE_WORKING":
+            assert asyncio.get_running_loop().time() < deadline, "the orphan was not taken over"
+            await asyncio.sleep(0.2)
+        assert status["state"] == "TASK_STATE_FAILED"
+        assert "replica running this task stopped" in status["message"]["parts"][0]["text"]
+        # A replica starting now claims expired leases only: the survivor's task runs on.
+        await cluster.start("--lease", "1.5")
+        assert (await state_of(http, survivor, kept))["state"] == "TASK_STATE_WORKING"
+        await rpc(http, survivor, "CancelTask", {"id": kept})
+        assert (await state_of(http, survivor, kept))["state"] == "TASK_STATE_CANCELED"

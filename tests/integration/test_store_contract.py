@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
-from a2a_grpc.stores import Scope, StoreUnavailableError, TaskStore
+from a2a_grpc.stores import Claim, MemoryTaskStore, Scope, StoreUnavailableError, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
@@ -326,3 +327,33 @@ async def test_outbox(store: TaskStore) -> None:
     due = await store.due_deliveries(far, 10)
     assert [(d.config_id, d.seq) for d in due] == [("b", 3)]
     assert len(await store.dead_letters()) == 1  # dead letters stay visible
+
+
+async def test_a_claim_takes_only_tasks_whose_lease_ended(maker: Maker) -> None:
+    """Replicas (--bus): each claims the running tasks of replicas that stopped
+    renewing, never a live one's, and two never claim the same task."""
+    store = await maker()
+    if isinstance(store, MemoryTaskStore):
+        pytest.skip("one process: the memory store has no other replica to take over from")
+    now = time.time_ns()
+    held = [task(i, states.WORKING) for i in range(3)]
+    done = task(9)
+    store.hold("alive", 60)
+    await store.append(ME, held[0], 1, ev(held[0]))
+    store.hold("gone", 1)  # its lease ends a second after the write
+    for t in (held[1], held[2], done):
+        await store.append(ME, t, 1, ev(t))
+    await store.set_handed_off(ME, held[2].id, True)  # no run holds it: never taken
+
+    later = now + 10 * 10**9
+    claimed = await store.unsettled(Claim("survivor", later, later + 30 * 10**9))
+    assert [(scope, s.task.id) for scope, s in claimed] == [(ME, held[1].id)]
+    assert claimed[0][1].task == held[1]
+    assert await store.unsettled(Claim("another", later, later + 30 * 10**9)) == []
+
+    # Live replicas renew: their tasks stay theirs past the original leases.
+    await store.renew("alive", now + 120 * 10**9)
+    await store.renew("survivor", now + 120 * 10**9)
+    assert await store.unsettled(Claim("another", now + 90 * 10**9, now + 99 * 10**9)) == []
+    taken = await store.unsettled(Claim("another", now + 150 * 10**9, now + 160 * 10**9))
+    assert sorted(s.task.id for _, s in taken) == sorted([held[0].id, held[1].id])
