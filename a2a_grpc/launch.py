@@ -10,6 +10,7 @@ then the rest is closed and the process exits 0.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import logging
 import re
@@ -178,7 +179,9 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         signer = Signer(keys, issuer="") if keys else None
         sender = None
         if card.capabilities.push_notifications:
-            sender = PushSender(store, push.policy, signer, push.sender)
+            config = push.sender if leases is None else dataclasses.replace(
+                push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
+            sender = PushSender(store, push.policy, signer, config)
             await sender.start()
             cleanup.push_async_callback(sender.stop)
             handler.attach_sender(sender.wake)

@@ -35,6 +35,7 @@ class Webhook:
     script: dict[str, deque[tuple[int, str | None]]] = field(
         default_factory=lambda: defaultdict(deque))
     arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
+    delay: float = 0.0  # seconds each request takes to answer (a slow receiver)
 
     def url(self, path: str) -> str:
         return str(self.server.make_url(path))
@@ -61,6 +62,8 @@ async def start_webhook() -> Webhook:
         async with hook.arrived:
             hook.hits.append(hit)
             hook.arrived.notify_all()
+        if hook.delay:
+            await asyncio.sleep(hook.delay)
         queue = hook.script[request.path]
         status, retry_after = queue.popleft() if queue else (200, None)
         headers = {"Retry-After": retry_after} if retry_after else {}

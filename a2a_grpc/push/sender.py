@@ -60,6 +60,9 @@ class SenderConfig:
     max_delay: float = 600.0
     batch: int = 64
     idle_poll: float = 1.0  # when nothing is due, look again at least this often
+    # Replicas sharing the outbox: each delivery taken is claimed for this long (more
+    # than an attempt takes), so exactly one replica sends it; None: one process.
+    claim: float | None = None
 
 
 class PushSender:
@@ -108,7 +111,9 @@ class PushSender:
     async def _loop(self) -> None:
         while not self._stopping:
             try:
-                due = await self.store.due_deliveries(time.time_ns(), self.config.batch)
+                now, claim = time.time_ns(), self.config.claim
+                due = await self.store.due_deliveries(
+                    now, self.config.batch, None if claim is None else now + int(claim * 1e9))
                 if due:
                     await asyncio.gather(*(self._attempt(d) for d in due))
                     continue

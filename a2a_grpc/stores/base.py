@@ -166,9 +166,13 @@ class TaskStore(Protocol):
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         """Remove a config and its pending deliveries; a missing one is not an error."""
 
-    async def due_deliveries(self, now_ns: int, limit: int) -> list[Delivery]:
+    async def due_deliveries(self, now_ns: int, limit: int,
+                             claim_until_ns: int | None = None) -> list[Delivery]:
         """Pending deliveries due by `now_ns`: only the oldest pending one of each
-        config, so a config's notifications go out in order."""
+        config, so a config's notifications go out in order. With
+        `claim_until_ns` (replicas sharing the store): those returned are
+        claimed, not due again until then, so no other replica sends them
+        meanwhile; if the claimant dies, they are due again after that."""
 
     async def next_due(self) -> int | None:
         """When the earliest pending delivery is due (ns), if any."""

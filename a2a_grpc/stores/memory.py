@@ -190,7 +190,8 @@ class MemoryTaskStore:
             if not e.dead and (d.scope, d.task_id, d.config_id) == (scope, task_id, config_id):
                 del self._outbox[key]
 
-    async def due_deliveries(self, now_ns: int, limit: int) -> list[Delivery]:
+    async def due_deliveries(self, now_ns: int, limit: int,
+                             claim_until_ns: int | None = None) -> list[Delivery]:
         heads: dict[tuple[Scope, str, str], _Entry] = {}
         for e in self._outbox.values():
             d = e.delivery
@@ -198,7 +199,11 @@ class MemoryTaskStore:
             if not e.dead and (key not in heads or d.seq < heads[key].delivery.seq):
                 heads[key] = e
         due = sorted((e.next_ns, e.delivery.id) for e in heads.values() if e.next_ns <= now_ns)
-        return [self._outbox[i].delivery for _, i in due[:limit]]
+        taken = [self._outbox[i] for _, i in due[:limit]]
+        if claim_until_ns is not None:
+            for e in taken:
+                e.next_ns = claim_until_ns
+        return [e.delivery for e in taken]
 
     async def next_due(self) -> int | None:
         return min((e.next_ns for e in self._outbox.values() if not e.dead), default=None)

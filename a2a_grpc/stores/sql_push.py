@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 class SqlPushQueries:
     """Mixed into SqlTaskStore, which supplies how statements run."""
 
+    dialect: str
+
     async def _guarded(self, work: Callable[[Tx], Awaitable[Any]], doing: str) -> Any:
         raise NotImplementedError
 
@@ -72,14 +74,27 @@ class SqlPushQueries:
 
     # -- the push outbox --
 
-    async def due_deliveries(self, now_ns: int, limit: int) -> list[Delivery]:
-        rows = await self._query(
-            "reading the push outbox",
-            f"SELECT {_DELIVERY} FROM a2a_outbox o WHERE dead = 0 AND next_ns <= ? "
-            "AND NOT EXISTS (SELECT 1 FROM a2a_outbox p WHERE p.tenant = o.tenant AND "
-            "p.task_id = o.task_id AND p.config_id = o.config_id AND p.dead = 0 AND "
-            "p.seq < o.seq) ORDER BY next_ns, id LIMIT ?", now_ns, limit)
-        return [_delivery(r) for r in rows]
+    async def due_deliveries(self, now_ns: int, limit: int,
+                             claim_until_ns: int | None = None) -> list[Delivery]:
+        due = ("SELECT {} FROM a2a_outbox o WHERE dead = 0 AND next_ns <= ? "
+               "AND NOT EXISTS (SELECT 1 FROM a2a_outbox p WHERE p.tenant = o.tenant AND "
+               "p.task_id = o.task_id AND p.config_id = o.config_id AND p.dead = 0 AND "
+               "p.seq < o.seq) ORDER BY next_ns, id LIMIT ?")
+        if claim_until_ns is None:
+            rows = await self._query("reading the push outbox", due.format(_DELIVERY),
+                                     now_ns, limit)
+            return [_delivery(r) for r in rows]
+        # One statement: SQLite runs one writer at a time; PostgreSQL skips the
+        # rows another replica is claiming in the same moment.
+        locked = " FOR UPDATE SKIP LOCKED" if self.dialect == "postgres" else ""
+
+        async def claim(tx: Tx) -> list[Row]:
+            return await tx.fetch(
+                f"UPDATE a2a_outbox SET next_ns = ? WHERE id IN ({due.format('o.id')}{locked}) "
+                f"RETURNING {_DELIVERY}", claim_until_ns, now_ns, limit)
+
+        rows = await self._guarded(claim, "claiming push deliveries")
+        return sorted((_delivery(r) for r in rows), key=lambda d: d.id)
 
     async def next_due(self) -> int | None:
         rows = await self._query("reading the push outbox",

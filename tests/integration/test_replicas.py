@@ -6,6 +6,7 @@ the PostgreSQL and the Redis on loopback (a fresh schema and key prefix each).""
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,6 +18,7 @@ from tests.bindings import parse_sse
 from tests.processes import Server, reap, start_server
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
 from tests.stores import drop_schema, postgres_schema, postgres_url
+from tests.webhook import start_webhook
 
 HEADERS = {"A2A-Version": "1.0"}
 
@@ -157,3 +159,39 @@ async def test_a_survivor_takes_over_the_tasks_of_a_killed_replica(cluster: Clus
         assert (await state_of(http, survivor, kept))["state"] == "TASK_STATE_WORKING"
         await rpc(http, survivor, "CancelTask", {"id": kept})
         assert (await state_of(http, survivor, kept))["state"] == "TASK_STATE_CANCELED"
+
+
+async def delivered(http: aiohttp.ClientSession, servers: list[Server]) -> int:
+    """Push notifications the replicas say they delivered, all told."""
+    total = 0
+    for server in servers:
+        async with http.get(server.url + "/metrics") as resp:
+            found = re.search(r'a2a_push_notifications_total\{outcome="delivered"\} (\d+)',
+                              await resp.text())
+        total += int(found.group(1)) if found else 0
+    return total
+
+
+async def test_each_push_notification_goes_out_once_from_three_replicas(
+        cluster: Cluster) -> None:
+    hook = await start_webhook()
+    hook.delay = 0.1  # each delivery is in flight a while: the others poll meanwhile
+    flags = ("--allow-push-to", "127.0.0.1", "--allow-http-push")
+    servers = [await cluster.start(*flags) for _ in range(3)]
+    try:
+        async with aiohttp.ClientSession() as http:
+            result = await rpc(http, servers[0], "SendMessage", {
+                "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                            "parts": [{"text": "stream 10"}]},
+                "configuration": {"taskPushNotificationConfig": {"url": hook.url("/h")}}})
+            task_id = result["task"]["id"]
+            await hook.wait_for("/h", 12)  # WORKING, 10 chunks, COMPLETED
+            deadline = asyncio.get_running_loop().time() + 20
+            # Until every request the receiver got is one a replica counted as done.
+            while await delivered(http, servers) < len(hook.hits):
+                assert asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.1)
+        keys = [h.headers["Idempotency-Key"] for h in hook.hits]
+        assert keys == [f"{task_id}:{seq}" for seq in range(2, 14)]  # once each, in order
+    finally:
+        await hook.server.close()

@@ -329,6 +329,28 @@ async def test_outbox(store: TaskStore) -> None:
     assert len(await store.dead_letters()) == 1  # dead letters stay visible
 
 
+async def test_claimed_deliveries_go_to_one_replica(store: TaskStore) -> None:
+    t = task(1, states.WORKING)
+    for cid in ("a", "b"):
+        await store.save_push_config(ME, pb.TaskPushNotificationConfig(
+            task_id=t.id, id=cid, url=f"https://x/{cid}"))
+    for seq in (1, 2):
+        await store.append(ME, t, seq, ev(t), notify=True)
+    now = time.time_ns()
+    first = await store.due_deliveries(now, 1, claim_until_ns=now + 10**9)
+    second = await store.due_deliveries(now, 10, claim_until_ns=now + 10**9)
+    assert [(d.config_id, d.seq) for d in first + second] in (
+        [("a", 1), ("b", 1)], [("b", 1), ("a", 1)])  # each head once; 2 waits behind it
+    assert await store.due_deliveries(now, 10, claim_until_ns=now + 10**9) == []
+    # The claimant died: once its claim ends, the heads are due again, in order.
+    again = await store.due_deliveries(now + 2 * 10**9, 10, claim_until_ns=now + 3 * 10**9)
+    assert sorted((d.config_id, d.seq) for d in again) == [("a", 1), ("b", 1)]
+    await store.delivered(again[0].id)
+    after = await store.due_deliveries(now + 4 * 10**9, 10)
+    assert sorted((d.config_id, d.seq) for d in after) == sorted(
+        [(again[0].config_id, 2), (again[1].config_id, 1)])
+
+
 async def test_a_claim_takes_only_tasks_whose_lease_ended(maker: Maker) -> None:
     """Replicas (--bus): each claims the running tasks of replicas that stopped
     renewing, never a live one's, and two never claim the same task."""
