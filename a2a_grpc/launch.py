@@ -36,6 +36,7 @@ from .bus import Backlog, open_bus
 from .card_signing import sign as sign_card
 from .cards import Interface, SignedPush, advertised_host, card_for, host_port, public_card
 from .handler import RequestHandler
+from .health import Readiness
 from .limits import LimitedService, LimitOptions
 from .push.policy import PushPolicy
 from .push.sender import PushSender, SenderConfig
@@ -63,9 +64,11 @@ class HttpOptions:
 async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      grace: float, jwks: dict[str, Any] | None = None,
                      metrics: Callable[[], str] | None = None,
+                     readiness: Readiness | None = None,
                      ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got."""
-    app = create_app(service, card, options.config, jwks, metrics)
+    app = create_app(service, card, options.config, jwks, metrics,
+                     None if readiness is None else readiness.probe)
     ssl_context = None
     if options.tls is not None:
         ssl_context = options.tls.ssl_context()
@@ -187,12 +190,15 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             handler.attach_sender(sender.wake)
         grpc_server = await start_grpc(handler, grpc_host, grpc_port, service, http.tls)
         cleanup.push_async_callback(grpc_server.stop, grace)
+        readiness = Readiness(store, bus if bus_url else None)
+        watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
+        cleanup.callback(watching.cancel)
         card_signers = load_keys(card_keys, prefix="card") if card_keys is not None else []
         published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
         push_metrics = sender.metrics if sender else (lambda: "")
         runner, http_port = await start_http(
             service, card, http, grace, {"keys": list(published.values())} if published else None,
-            lambda: push_metrics() + generate_latest(registry).decode())
+            lambda: push_metrics() + generate_latest(registry).decode(), readiness)
         cleanup.push_async_callback(runner.cleanup)
         if retention_s:
             purger = asyncio.create_task(_retention(handler, retention_s))

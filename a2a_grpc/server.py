@@ -24,6 +24,9 @@ log = logging.getLogger("a2a_grpc.server")
 SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
 
 
+SERVED = ("", SERVICE_NAME, V03_SERVICE.full_name)  # what gRPC health reports on
+
+
 class PortInUseError(OSError):
     """A server could not listen where it was asked to."""
 
@@ -37,6 +40,13 @@ class GrpcServer:
     async def stop(self, grace: float) -> None:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+
+    async def serving(self, ready: bool) -> None:
+        """What the health service says of every service here (health.Readiness)."""
+        status = (health_pb2.HealthCheckResponse.SERVING if ready
+                  else health_pb2.HealthCheckResponse.NOT_SERVING)
+        for name in SERVED:
+            await self.health.set(name, status)
 
 
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
@@ -64,11 +74,9 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
         raise PortInUseError(
             f"cannot listen on {host}:{port}: the address is in use or not local")
     await server.start()
-    serving = health_pb2.HealthCheckResponse.SERVING
-    await health_servicer.set("", serving)
-    await health_servicer.set(SERVICE_NAME, serving)
-    await health_servicer.set(V03_SERVICE.full_name, serving)
-    return GrpcServer(server, bound, health_servicer)
+    started = GrpcServer(server, bound, health_servicer)
+    await started.serving(True)
+    return started
 
 
 def load_agent(spec: str) -> AgentExecutor:

@@ -4,7 +4,7 @@ under /v1) over one A2AService."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +39,7 @@ def create_app(
     service: A2AService, card: AgentCard, config: BridgeConfig | None = None,
     jwks: Mapping[str, Any] | None = None,
     metrics: Callable[[], str] | None = None,
+    readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None = None,
 ) -> web.Application:
     """`card` is served as is (see a2a_grpc.cards.public_card);
     `app[CARD].update(card)` replaces it later. The app's last route answers
@@ -64,6 +65,16 @@ def create_app(
             return web.Response(text=metrics(), content_type="text/plain")
 
         app.router.add_get("/metrics", serve_metrics)
+    if readiness is not None:  # a2a_grpc.health
+        async def alive(_: web.Request) -> web.Response:
+            return web.json_response({"status": "alive"})
+
+        async def ready(_: web.Request) -> web.Response:
+            ok, checked = await readiness()
+            return web.json_response({"ready": ok, **checked}, status=200 if ok else 503)
+
+        app.router.add_get("/healthz", alive)
+        app.router.add_get("/readyz", ready)
     jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
                               max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_post(config.jsonrpc_path, jsonrpc.handle)

@@ -57,3 +57,6 @@ class EventBus(Protocol):
 
     async def close(self) -> None:
         """Let go of connections (subscriptions still open end)."""
+
+    async def ping(self) -> bool:
+        """Is the bus reachable? (Readiness; the in-process one always is.)"""

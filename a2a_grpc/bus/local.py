@@ -153,3 +153,6 @@ class LocalEventBus:
 
     async def close(self) -> None:
         return None
+
+    async def ping(self) -> bool:
+        return True

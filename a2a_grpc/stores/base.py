@@ -86,6 +86,9 @@ class TaskStore(Protocol):
 
     async def close(self) -> None: ...
 
+    async def ping(self) -> bool:
+        """Does the store answer a query? (Readiness; raising means no.)"""
+
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,

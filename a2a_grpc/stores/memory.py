@@ -127,6 +127,9 @@ class MemoryTaskStore:
         else:
             self._handed_off.discard((scope, task_id))
 
+    async def ping(self) -> bool:
+        return True
+
     def hold(self, holder: str, seconds: float) -> None:
         return None  # one process: nobody else to take a task over
 

@@ -56,6 +56,9 @@ class SqlTaskStore(SqlPushQueries):
 
     lease: tuple[str, int] = ("", 0)  # (holder, ns): what a write records (see `hold`)
 
+    async def ping(self) -> bool:
+        return bool(await self._read("SELECT 1"))
+
     def hold(self, holder: str, seconds: float) -> None:
         """Record `holder` as the runner of each task this store writes, for
         `seconds` from each write (replicas: see `unsettled`, `renew`)."""
