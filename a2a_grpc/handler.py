@@ -139,6 +139,11 @@ class RequestHandler:
                     await actor.finish(states.FAILED, why)
         return len(found)
 
+    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        """What another replica asks of a task (bus.ask): "cancel" it, if ours runs it."""
+        return kind == "cancel" and await self._actors.cancel_running(
+            Scope(*scope), task_id, self.executor)
+
     async def purge(self, max_age_s: float) -> int:
         """Delete final tasks whose last status is older than `max_age_s`."""
         cutoff = time.time_ns() - int(max_age_s * 1e9)
@@ -307,10 +312,13 @@ class RequestHandler:
                     f"task {req.id} is {states.name(state)} and can no longer be canceled",
                     metadata={"taskId": req.id, "state": states.name(state)},
                 )
-            await runs.cancel(actor, self.executor)
-            final = actor.snapshot()
-            assert final is not None
-            return final[0]
+            if actor.running() or not await self.bus.ask("cancel", actor.scope, req.id):
+                await runs.cancel(actor, self.executor)
+                final = actor.snapshot()
+                assert final is not None
+                return final[0]
+        # Another replica runs it, and canceled it: the store has it as it ended.
+        return await self._get(self._scope(req.tenant, ctx), req.id)
 
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext

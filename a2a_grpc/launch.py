@@ -174,6 +174,7 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         if leases is not None:
             renewing = asyncio.create_task(leases.run(), name="a2a-leases")
             cleanup.callback(renewing.cancel)
+            bus.answer(handler.on_control)  # CancelTask from other replicas
         elif recovered:
             log.warning("%d task(s) were still running when the server last stopped: %s",
                         recovered, "resumed" if agent.resumable else "marked FAILED")

@@ -9,11 +9,13 @@ through `task_events`) go through the same actor.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from generated.a2a_pb2 import StreamResponse
 
+from . import runs
 from .agent import AgentExecutor, RequestContext, TaskEvents
 from .bus import EventBus
 from .core import states
@@ -21,6 +23,8 @@ from .core.errors import TaskNotFoundError
 from .runs import Run
 from .runtime import OnCreate, TaskActor
 from .stores import Scope, TaskStore
+
+log = logging.getLogger("a2a_grpc.runtime")
 
 
 class ActorRegistry:
@@ -137,6 +141,21 @@ class ActorRegistry:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def cancel_running(self, scope: Scope, task_id: str, executor: AgentExecutor) -> bool:
+        """Cancel the task if a run of this process is on it (another replica
+        asked, bus.ask); False when none is."""
+        actor = self._actors.get(task_id)
+        if actor is None or actor.scope != scope or not actor.running():
+            return False
+        actor.users += 1
+        try:
+            if actor.task is not None and actor.task.status.state not in states.TERMINAL:
+                await runs.cancel(actor, executor)
+                log.info("canceled task %s: another replica was asked to", task_id)
+        finally:
+            self.release(actor)
+        return True
 
     def release(self, actor: TaskActor) -> None:
         actor.users -= 1

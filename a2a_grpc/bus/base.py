@@ -8,7 +8,7 @@ subscription affects no other (spec §3.5.2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import NamedTuple, Protocol
 
@@ -43,6 +43,10 @@ class Subscription(Protocol):
         """Queue END for this reader only: the events queued so far come first."""
 
 
+# What a replica does when asked: (kind, (tenant, owner), task id) -> did it?
+Control = Callable[[str, tuple[str, str], str], Awaitable[bool]]
+
+
 class EventBus(Protocol):
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
 
@@ -60,3 +64,10 @@ class EventBus(Protocol):
 
     async def ping(self) -> bool:
         """Is the bus reachable? (Readiness; the in-process one always is.)"""
+
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        """Ask the other replicas to do `kind` ("cancel") to a task one of them
+        runs; True once the one running it did (False: none runs it)."""
+
+    def answer(self, on: Control) -> None:
+        """Do what other replicas ask (`ask`) with `on`, until `close`."""

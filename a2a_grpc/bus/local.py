@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from generated.a2a_pb2 import StreamResponse
 
 from ..core.errors import UnavailableError
-from .base import END, Event
+from .base import END, Control, Event
 
 BACKLOG_EVENTS, BACKLOG_BYTES = 2000, 1 << 20
 
@@ -156,3 +156,9 @@ class LocalEventBus:
 
     async def ping(self) -> bool:
         return True
+
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        return False  # one process: no other replica runs anything
+
+    def answer(self, on: Control) -> None:
+        return None

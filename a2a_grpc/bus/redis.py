@@ -16,6 +16,8 @@ runs it.
   gets every event published after it subscribed, whatever the replica; the
   caller reads the store after subscribing and skips what it already has
   (streams.open_tail), so nothing falls between the two.
+- Replicas ask each other to act on a task one of them runs (`ask`: cancel
+  it) over Pub/Sub (redis_control.py).
 - `publish_error` adds `{seq}-N` (N >= 1) entries: the writer broke, and the
   streams of every replica end with a retryable error.
 - When Redis fails (a publish that did not reach it, a read cut off for
@@ -44,8 +46,9 @@ from generated.a2a_pb2 import StreamResponse
 
 from ..core import states
 from ..core.errors import UnavailableError
-from .base import Event
+from .base import Control, Event
 from .local import Backlog, LocalSubscription
+from .redis_control import ControlChannel
 
 log = logging.getLogger("a2a_grpc.bus")
 
@@ -126,6 +129,7 @@ class RedisEventBus:
         self._redis = aioredis.Redis.from_url(self.url, retry=RETRY)
         self._subs: dict[str, set[RedisSubscription]] = {}
         self._last: dict[str, int] = {}  # task -> the last sequence number published here
+        self._control = ControlChannel(self._redis, self.prefix)
 
     def key(self, task_id: str) -> str:
         return f"{self.prefix}:ev:{task_id}"
@@ -136,7 +140,14 @@ class RedisEventBus:
         except (RedisError, OSError) as exc:
             raise OSError(f"cannot reach the event bus at {self.url}: {exc}") from exc
 
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        return await self._control.ask(kind, scope, task_id)
+
+    def answer(self, on: Control) -> None:
+        self._control.answer(on)
+
     async def close(self) -> None:
+        await self._control.close()
         for subs in list(self._subs.values()):
             for sub in list(subs):
                 await sub.close()

@@ -195,3 +195,20 @@ async def test_each_push_notification_goes_out_once_from_three_replicas(
         assert keys == [f"{task_id}:{seq}" for seq in range(2, 14)]  # once each, in order
     finally:
         await hook.server.close()
+
+
+async def test_cancel_on_one_replica_stops_the_run_on_another(replicas: list[Server]) -> None:
+    runner, other = replicas
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 60")
+        canceled = await rpc(http, other, "CancelTask", {"id": task_id})
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        assert (await state_of(http, runner, task_id))["state"] == "TASK_STATE_CANCELED"
+        async with http.post(other.url + "/", headers=HEADERS, json={
+                "jsonrpc": "2.0", "id": 3, "method": "CancelTask",
+                "params": {"id": task_id}}) as resp:
+            again = await resp.json()
+    assert again["error"]["code"] == -32002  # TaskNotCancelable: it is final
+    # The run itself was stopped where it ran (not overwritten by the other replica).
+    assert f"canceled task {task_id}: another replica was asked to" in runner.log()
+    assert "ERROR" not in runner.log() + other.log()
