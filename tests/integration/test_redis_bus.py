@@ -175,3 +175,39 @@ async def test_an_unreachable_bus_is_refused_at_start() -> None:
     with pytest.raises(OSError, match="cannot reach the event bus"):
         await bus.open()
     await bus.close()
+
+
+async def test_a_replica_asked_to_act_answers_and_the_others_say_no(pair: tuple[
+        RedisEventBus, RedisEventBus], prefix: str) -> None:
+    a, b = pair
+    asked: list[tuple[str, tuple[str, str], str]] = []
+
+    async def runs_t1(kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        asked.append((kind, scope, task_id))
+        return task_id == "t1"
+
+    async def runs_nothing(kind: str, scope: tuple[str, str], task_id: str) -> bool:
+        return False
+
+    a.answer(runs_t1)
+    b.answer(runs_nothing)
+    c = RedisEventBus(bus_url(prefix))
+    await c.open()
+    try:
+        async def listening() -> bool:  # both listeners have subscribed
+            client = aioredis.Redis.from_url(REDIS)
+            try:
+                counts = await client.pubsub_numsub(f"{prefix}:ctl")
+            finally:
+                await client.aclose()
+            return bool(counts and counts[0][1] == 2)
+
+        for _ in range(100):
+            if await listening():
+                break
+            await asyncio.sleep(0.05)
+        assert await c.ask("cancel", ("", "alice"), "t1") is True
+        assert await c.ask("cancel", ("", "alice"), "t2") is False  # every answer was "no"
+        assert ("cancel", ("", "alice"), "t1") in asked
+    finally:
+        await c.close()
