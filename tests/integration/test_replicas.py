@@ -212,3 +212,21 @@ async def test_cancel_on_one_replica_stops_the_run_on_another(replicas: list[Ser
     # The run itself was stopped where it ran (not overwritten by the other replica).
     assert f"canceled task {task_id}: another replica was asked to" in runner.log()
     assert "ERROR" not in runner.log() + other.log()
+
+
+async def test_an_answer_to_a_question_may_reach_another_replica(
+        replicas: list[Server]) -> None:
+    asker, answerer = replicas
+    async with aiohttp.ClientSession() as http:
+        first = await rpc(http, asker, "SendMessage", {"message": {
+            "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "ask"}]}})
+        task = first["task"]
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        done = await rpc(http, answerer, "SendMessage", {"message": {
+            "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task["id"],
+            "contextId": task["contextId"], "parts": [{"text": "blue"}]}})
+        assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        again = await rpc(http, asker, "GetTask", {"id": task["id"]})
+    assert again["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert [m["parts"][0]["text"] for m in again["history"] if m["role"] == "ROLE_USER"] == [
+        "ask", "blue"]
