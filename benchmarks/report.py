@@ -50,6 +50,11 @@ class Report:
     growth: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
     growth_limit: float = 0.0
     durable_note: str = ""
+    bus: str = ""  # benchmarks/bus.py's section, rendered
+
+    def measured(self) -> bool:
+        """Anything for the results section (the bus has a section of its own)."""
+        return bool(self.main or self.listing or self.memory or self.durable or self.growth)
 
 
 def med(results: list[Result] | None, key: str = "rate") -> float:

@@ -39,6 +39,7 @@ class Server:
     store: str = "memory"
     env: dict[str, str] = field(default_factory=dict)
     label: str = ""
+    extra: list[str] = field(default_factory=list)  # more `serve` flags (ours)
     http: int = field(default_factory=free_port)
     grpc: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
@@ -50,7 +51,7 @@ class Server:
         if self.name == "ours":
             return [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store,
                     "--http-port", str(self.http), "--grpc-port", str(self.grpc),
-                    "--log-level", "WARNING"]
+                    "--log-level", "WARNING", *self.extra]
         if self.name == "sdk":
             assert self.sdk_python is not None
             return [str(self.sdk_python), str(ROOT / "tests/interop/peers/sdk_server.py"),

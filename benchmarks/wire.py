@@ -15,6 +15,8 @@ tables give medians (min-max) and ratios; every answer is checked.
    concurrent open streams, each checked for every event it must get.
 4. Durable stores (benchmarks/durable.py): ours and the SDK each on memory,
    SQLite and PostgreSQL; the per-event cost as a streamed task grows.
+5. The event bus (benchmarks/bus.py): one replica on PostgreSQL, with the
+   in-process bus and with Redis (`--only bus`).
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -178,6 +180,10 @@ async def run(args: argparse.Namespace) -> report.Report:
             out.durable, out.growth, out.durable_note = await durable.run(
                 sdk_python, args.rounds, args.seconds, args.growth_limit, Path(tmp), progress)
         out.growth_limit = args.growth_limit
+    if not args.only or args.only in "bus":
+        from . import bus
+
+        out.bus = bus.render(*await bus.run(args.rounds, args.seconds, progress))
     return out
 
 
@@ -199,10 +205,15 @@ def main() -> None:
         result = uvloop.run(run(args))
     except ImportError:
         result = asyncio.run(run(args))
-    text = report.render(result)
-    print(text)
+    text = report.render(result) if result.measured() else ""
+    print(text + ("\n\n" + result.bus if result.bus else ""))
     if not args.no_docs:
-        report.write_docs(result, text)
+        if result.measured():
+            report.write_docs(result, text)
+        if result.bus:
+            from . import bus
+
+            bus.write_docs(result.bus)
 
 
 if __name__ == "__main__":
