@@ -4,7 +4,8 @@ runs it.
 
 - A task's events are the stream `{prefix}:ev:{task id}`. `publish` (called
   once the store committed the event) adds it under the ID `{seq}-0`, so the
-  stream is ordered by sequence number and an event is never added twice.
+  stream is ordered by sequence number and an event is never added twice;
+  a burst goes in one pipeline (redis_publish.py).
   The stream keeps at most about `MAX_EVENTS` entries and expires `LINGER_S`
   after its task's final event (`IDLE_S` after any other event): the store's
   log is the record, the stream only carries what is live.
@@ -40,7 +41,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import RedisError
 
 from generated.a2a_pb2 import StreamResponse
 
@@ -49,12 +50,10 @@ from ..core.errors import UnavailableError
 from .base import Control, Event
 from .local import Backlog, LocalSubscription
 from .redis_control import ControlChannel
+from .redis_publish import Publisher
 
 log = logging.getLogger("a2a_grpc.bus")
 
-MAX_EVENTS = 10_000  # entries a task's stream keeps (approximately: XADD MAXLEN ~)
-LINGER_S = 300  # a final task's stream stays this long for late readers
-IDLE_S = 24 * 3600  # any other task's stream, after its last event
 BLOCK_MS = 5_000  # one XREAD waits at most this long, then asks again
 UNREACHABLE = "the event bus (Redis) is unreachable; try again shortly"
 # A command cut off is tried again on a new connection, three times within about
@@ -128,7 +127,7 @@ class RedisEventBus:
         self.backlog = backlog or Backlog()
         self._redis = aioredis.Redis.from_url(self.url, retry=RETRY)
         self._subs: dict[str, set[RedisSubscription]] = {}
-        self._last: dict[str, int] = {}  # task -> the last sequence number published here
+        self._publisher = Publisher(self._redis, self.key, self._fail_local)
         self._control = ControlChannel(self._redis, self.prefix)
 
     def key(self, task_id: str) -> str:
@@ -147,6 +146,7 @@ class RedisEventBus:
         self._control.answer(on)
 
     async def close(self) -> None:
+        await self._publisher.drain()
         await self._control.close()
         for subs in list(self._subs.values()):
             for sub in list(subs):
@@ -160,37 +160,17 @@ class RedisEventBus:
             return False
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
-        key = self.key(task_id)
-        try:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                pipe.xadd(key, {"e": event.SerializeToString()}, id=f"{seq}-0",
-                          maxlen=MAX_EVENTS, approximate=True)
-                pipe.expire(key, LINGER_S if _final(event) else IDLE_S)
-                added, _ = await pipe.execute(raise_on_error=False)
-        except (RedisError, OSError) as exc:
-            added = exc
-        if isinstance(added, ResponseError) and "equal or smaller" in str(added):
-            return  # published before (the ID is the sequence number)
-        if isinstance(added, BaseException):
-            log.warning("event %d of task %s did not reach the event bus: %s", seq, task_id, added)
-            self._fail_local(task_id, f"event {seq} did not reach the event bus")
-            return
-        if len(self._last) >= 100_000 and task_id not in self._last:
-            del self._last[next(iter(self._last))]
-        self._last[task_id] = seq
+        await self._publisher.event(task_id, seq, event.SerializeToString(), _final(event))
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
-        key = self.key(task_id)
         try:
-            seq = self._last.get(task_id)
-            if seq is None:
-                top: Any = await self._redis.xrevrange(key, count=1)
-                seq = _seq_of(top[0][0])[0] if top else 0
-            await self._redis.xadd(key, {"x": str(error) or type(error).__name__},
-                                   id=f"{seq}-*")
-            await self._redis.expire(key, LINGER_S)
+            await self._publisher.error(task_id, str(error) or type(error).__name__)
         except (RedisError, OSError):
             self._fail_local(task_id, str(error))
+
+    async def flush(self) -> None:
+        """Until everything published so far reached Redis (or failed)."""
+        await self._publisher.drain()
 
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[RedisSubscription]:

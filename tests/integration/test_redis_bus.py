@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from a2a_grpc.bus.redis import BLOCK_MS, IDLE_S, LINGER_S, RedisEventBus
+from a2a_grpc.bus.redis import BLOCK_MS, RedisEventBus
+from a2a_grpc.bus.redis_publish import IDLE_S, LINGER_S
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.stores import StoreUnavailableError
 from generated.a2a_pb2 import TASK_STATE_COMPLETED, TASK_STATE_WORKING, StreamResponse
@@ -65,6 +66,7 @@ async def test_a_subscriber_gets_what_is_published_after_it_subscribed(pair: tup
     a, b = pair
     for seq in (1, 2, 3):
         await a.publish("t1", seq, status(seq))
+    await a.flush()  # they reached Redis (publish queues; a burst is one pipeline)
     async with b.subscribe("t1") as sub, a.subscribe("t1") as own:
         await a.publish("t1", 4, status(4))
         await a.publish("t1", 5, status(5))
@@ -105,10 +107,13 @@ async def test_a_stream_expires_after_its_task_is_final(pair: tuple[
     client = aioredis.Redis.from_url(REDIS)
     try:
         await a.publish("t1", 1, status(1))
+        await a.flush()
         assert LINGER_S < await client.ttl(a.key("t1")) <= IDLE_S
         await a.publish("t1", 1, status(1))  # again: the ID is the sequence number
+        await a.flush()
         assert await client.xlen(a.key("t1")) == 1
         await a.publish("t1", 2, status(2, TASK_STATE_COMPLETED))
+        await a.flush()
         assert 0 < await client.ttl(a.key("t1")) <= LINGER_S
     finally:
         await client.aclose()
