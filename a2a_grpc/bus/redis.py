@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -78,10 +78,13 @@ def _final(event: StreamResponse) -> bool:
 class RedisSubscription(LocalSubscription):
     """A LocalSubscription fed by a reader task from one Redis stream."""
 
-    __slots__ = ("_conn", "_queued", "_reader", "_seen")
+    __slots__ = ("_conn", "_end_after", "_published", "_queued", "_reader", "_seen")
 
-    def __init__(self, task_id: str, backlog: Backlog) -> None:
+    def __init__(self, task_id: str, backlog: Backlog,
+                 published: Callable[[], int | None] = lambda: None) -> None:
         super().__init__(task_id, backlog)
+        self._published = published  # the task's last event published from this process
+        self._end_after: int | None = None
         self._reader: asyncio.Task[None] | None = None
         self._conn: Connection | None = None  # its reader's, while open
         self._seen: int | None = None  # the last sequence number read, when known
@@ -98,7 +101,19 @@ class RedisSubscription(LocalSubscription):
             return False
         self._seen = self._queued = seq
         self.put(Event(seq, StreamResponse.FromString(fields[b"e"])))
+        if self._end_after is not None and seq >= self._end_after:
+            self._end_after = None
+            super().end()
         return True
+
+    def end(self) -> None:
+        """END after the events this process published so far: they may still be
+        on their way through Redis."""
+        last = self._published()
+        if last is None or (self._queued is not None and self._queued >= last):
+            super().end()
+        else:
+            self._end_after = last
 
     async def close(self) -> None:
         """Stop the reader: its connection is closed under its blocking read."""
@@ -175,7 +190,7 @@ class RedisEventBus:
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[RedisSubscription]:
         key = self.key(task_id)
-        sub = RedisSubscription(task_id, self.backlog)
+        sub = RedisSubscription(task_id, self.backlog, lambda: self._publisher.last(task_id))
         try:
             top: Any = await self._redis.xrevrange(key, count=1)
         except (RedisError, OSError) as exc:

@@ -53,6 +53,10 @@ class Publisher:
         self._last[task_id] = seq
         await self._put(_Entry(task_id, seq, body, final))
 
+    def last(self, task_id: str) -> int | None:
+        """The task's last event published from here, if remembered."""
+        return self._last.get(task_id)
+
     async def error(self, task_id: str, text: str) -> None:
         """An error entry after the task's last event (`{seq}-N`, N >= 1)."""
         seq = self._last.get(task_id)

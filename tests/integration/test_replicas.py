@@ -230,3 +230,20 @@ async def test_an_answer_to_a_question_may_reach_another_replica(
     assert again["status"]["state"] == "TASK_STATE_COMPLETED"
     assert [m["parts"][0]["text"] for m in again["history"] if m["role"] == "ROLE_USER"] == [
         "ask", "blue"]
+
+
+async def test_a_streamed_send_gets_every_event_through_redis(replicas: list[Server]) -> None:
+    """The replica that runs the task streams it from Redis too: the run ends
+    long before its last events come back from there."""
+    runner = replicas[0]
+    async with aiohttp.ClientSession() as http:
+        for _ in range(3):
+            async with http.post(runner.url + "/", headers=HEADERS, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+                        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                                    "parts": [{"text": "stream 30"}]}}}) as resp:
+                events, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+            shown = [what(e.data) for e in events]
+            assert shown[0] == "task TASK_STATE_SUBMITTED"
+            assert shown[2:-1] == [f"artifact chunk {i}/30" for i in range(1, 31)]
+            assert shown[-1] == "status TASK_STATE_COMPLETED"
