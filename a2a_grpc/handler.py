@@ -15,17 +15,11 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
-from google.protobuf.empty_pb2 import Empty
-
 from generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
     SendMessageRequest,
@@ -33,7 +27,6 @@ from generated.a2a_pb2 import (
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
-    TaskPushNotificationConfig,
 )
 
 from . import runs
@@ -49,7 +42,8 @@ from .core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from .core.validate import require, validate
+from .core.validate import validate
+from .handler_push import PushConfigCalls
 from .idempotency import Duplicate
 from .intake import Intake
 from .parameters import ServiceParameters, announces, last_event_id
@@ -63,15 +57,9 @@ from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
 RESTARTED = "The server restarted while this task was running; send the request again."
 ORPHANED = "The replica running this task stopped; send the request again."
-PushRequest = (
-    TaskPushNotificationConfig
-    | GetTaskPushNotificationConfigRequest
-    | ListTaskPushNotificationConfigsRequest
-    | DeleteTaskPushNotificationConfigRequest
-)
 
 
-class RequestHandler:
+class RequestHandler(PushConfigCalls):
     """The A2A service over an agent, a task store and an event bus."""
 
     def __init__(
@@ -349,45 +337,6 @@ class RequestHandler:
         if found is None:
             raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
         return self._actors.outside(Scope(tenant, owner), task_id, found.task.context_id)
-
-    # -- push notification configs (delivery is the push notifier's job) --
-
-    async def _push_task(self, req: PushRequest, task_id: str, ctx: CallContext) -> Scope:
-        """Common checks of the four config operations; returns the task's scope."""
-        self._preflight(ctx)
-        self._require_push()
-        validate(req)
-        require(bool(task_id), "taskId", "is required")
-        scope = self._scope(req.tenant, ctx)
-        await self._get(scope, task_id)  # TaskNotFound for a task the caller can't see
-        return scope
-
-    async def create_task_push_notification_config(
-        self, req: TaskPushNotificationConfig, ctx: CallContext
-    ) -> TaskPushNotificationConfig:
-        scope = await self._push_task(req, req.task_id, ctx)
-        self.push_policy.check_at_creation(req.url)
-        return await self._configs.save(scope, req.task_id, req, ctx.generation)
-
-    async def get_task_push_notification_config(
-        self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> TaskPushNotificationConfig:
-        scope = await self._push_task(req, req.task_id, ctx)
-        return await self._configs.get(scope, req.task_id, req.id)
-
-    async def list_task_push_notification_configs(
-        self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> ListTaskPushNotificationConfigsResponse:
-        require(req.page_size >= 0, "pageSize", "must be >= 0")
-        scope = await self._push_task(req, req.task_id, ctx)
-        return await self._configs.page(scope, req)
-
-    async def delete_task_push_notification_config(
-        self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Empty:
-        scope = await self._push_task(req, req.task_id, ctx)
-        await self._configs.delete(scope, req.task_id, req.id)
-        return Empty()
 
     # -- agent card --
 
