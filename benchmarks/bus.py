@@ -18,6 +18,8 @@ import os
 import uuid
 from collections.abc import Callable
 
+from tests.redis_bus import drop_prefix
+
 from . import report
 from .durable import POSTGRES, _drop, _schema
 from .report import Row, Table, _f, _pct, med
@@ -42,18 +44,6 @@ async def _redis_ok() -> bool:
         await client.aclose()
 
 
-async def _drop_keys(prefix: str) -> None:
-    import redis.asyncio as aioredis
-
-    client = aioredis.Redis.from_url(REDIS)
-    try:
-        keys = [k async for k in client.scan_iter(match=f"{prefix}:*")]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
-
-
 async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> tuple[Table, str]:
     from .wire import rounds as measure_rounds
 
@@ -74,7 +64,7 @@ async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> t
         for s in made:
             s.stop()
         await _drop([local, shared])
-        await _drop_keys(prefix)
+        await drop_prefix(prefix)
 
 
 def render(table: Table, note: str) -> str:

@@ -119,48 +119,47 @@ async def test_a_stream_expires_after_its_task_is_final(pair: tuple[
         await client.aclose()
 
 
-async def test_a_connection_cut_once_loses_nothing(prefix: str) -> None:
+@pytest.fixture
+async def proxied(prefix: str) -> AsyncIterator[tuple[RedisEventBus, RedisEventBus, Proxy]]:
+    """A bus on Redis, and one reaching it through a proxy the test can cut."""
     proxy = await Proxy(redis_port()).start()
     a, b = RedisEventBus(bus_url(prefix)), RedisEventBus(bus_url(prefix, proxy.port))
     await a.open()
     await b.open()
-    try:
-        async with b.subscribe("t1") as sub:
-            await a.publish("t1", 1, status(1))
-            assert (await asyncio.wait_for(sub.next(), 5)).seq == 1
-            proxy.cut()  # the reader's XREAD is cut off; it asks again on a new connection
-            for seq in (2, 3):
-                await a.publish("t1", seq, status(seq))
-            assert [(await asyncio.wait_for(sub.next(), 5)).seq for _ in range(2)] == [2, 3]
-    finally:
-        await a.close()
-        await b.close()
-        await proxy.close()
+    yield a, b, proxy
+    await a.close()
+    await b.close()
+    await proxy.close()
 
 
-async def test_a_lost_redis_ends_the_stream_with_a_retryable_error(prefix: str) -> None:
-    proxy = await Proxy(redis_port()).start()
-    a, b = RedisEventBus(bus_url(prefix)), RedisEventBus(bus_url(prefix, proxy.port))
-    await a.open()
-    await b.open()
-    try:
-        async with b.subscribe("t1") as sub:
-            await a.publish("t1", 1, status(1))
-            assert (await asyncio.wait_for(sub.next(), 5)).seq == 1
-            proxy.drop_next = 1000  # Redis stays unreachable through this bus
-            proxy.cut()
-            ended = await asyncio.wait_for(sub.next(), 10)
-        assert isinstance(ended.error, UnavailableError)
-        assert ended.error.metadata == {"taskId": "t1", "lastEventId": "1"}
-        assert "resume it with SubscribeToTask" in str(ended.error)
-        with pytest.raises(UnavailableError):
-            async with b.subscribe("t1"):
-                pass
-        await b.publish("t1", 2, status(2))  # logged, not raised: the store has the event
-    finally:
-        await a.close()
-        await b.close()
-        await proxy.close()
+async def test_a_connection_cut_once_loses_nothing(proxied: tuple[
+        RedisEventBus, RedisEventBus, Proxy]) -> None:
+    a, b, proxy = proxied
+    async with b.subscribe("t1") as sub:
+        await a.publish("t1", 1, status(1))
+        assert (await asyncio.wait_for(sub.next(), 5)).seq == 1
+        proxy.cut()  # the reader's XREAD is cut off; it asks again on a new connection
+        for seq in (2, 3):
+            await a.publish("t1", seq, status(seq))
+        assert [(await asyncio.wait_for(sub.next(), 5)).seq for _ in range(2)] == [2, 3]
+
+
+async def test_a_lost_redis_ends_the_stream_with_a_retryable_error(proxied: tuple[
+        RedisEventBus, RedisEventBus, Proxy]) -> None:
+    a, b, proxy = proxied
+    async with b.subscribe("t1") as sub:
+        await a.publish("t1", 1, status(1))
+        assert (await asyncio.wait_for(sub.next(), 5)).seq == 1
+        proxy.drop_next = 1000  # Redis stays unreachable through this bus
+        proxy.cut()
+        ended = await asyncio.wait_for(sub.next(), 10)
+    assert isinstance(ended.error, UnavailableError)
+    assert ended.error.metadata == {"taskId": "t1", "lastEventId": "1"}
+    assert "resume it with SubscribeToTask" in str(ended.error)
+    with pytest.raises(UnavailableError):
+        async with b.subscribe("t1"):
+            pass
+    await b.publish("t1", 2, status(2))  # logged, not raised: the store has the event
 
 
 async def test_an_idle_subscription_outlasts_the_blocking_read(pair: tuple[
