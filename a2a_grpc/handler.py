@@ -52,7 +52,7 @@ from .push.policy import PushPolicy
 from .registry import ActorRegistry
 from .runtime import Run
 from .scheduling import hold_starting
-from .stores import Claim, MemoryTaskStore, Scope, TaskStore
+from .stores import Claim, MemoryTaskStore, MessageTakenError, Scope, TaskStore
 from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
 RESTARTED = "The server restarted while this task was running; send the request again."
@@ -177,12 +177,30 @@ class RequestHandler(PushConfigCalls):
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
             outcome = await self._await_run(run, req.configuration.return_immediately)
+        if isinstance(outcome, MessageTakenError):
+            outcome = await self._taken_elsewhere(req, self._scope(req.tenant, ctx))
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):
             limit = lifecycle.history_length_of(req.configuration)
             lifecycle.trim_history(outcome.task, limit)
         return outcome
+
+    async def _taken_elsewhere(self, req: SendMessageRequest, scope: Scope,
+                               ) -> SendMessageResponse | BaseException:
+        """Another replica recorded this messageId first: its task, once settled
+        (at once with returnImmediately), as a retried send would get."""
+        task_id = await self.store.task_for_message(scope, req.message.message_id)
+        if task_id is None:
+            return MessageTakenError()
+        if not req.configuration.return_immediately:
+            tail = await open_tail(self.bus, self.store, scope, task_id)
+            if tail.state in states.SETTLED:
+                await tail.stack.aclose()
+            else:
+                async for _ in follow_task(tail, None):
+                    pass  # until an event settles it
+        return SendMessageResponse(task=await self._get(scope, task_id))
 
     @staticmethod
     async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:

@@ -24,6 +24,7 @@ from generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
 from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from .core import states
 from .core.errors import A2AError, InvalidAgentResponseError, public
+from .stores import MessageTakenError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -114,6 +115,8 @@ class Run:
         except asyncio.CancelledError:
             if not self.cancelled:
                 raise  # the server is shutting down
+        except MessageTakenError as exc:  # another replica's task: nothing of ours to write
+            self.settle(exc)
         except Exception as exc:
             if not self.emitted and isinstance(exc, A2AError) and public(exc) is exc:
                 self.settle(exc)  # refused before doing anything: the call fails

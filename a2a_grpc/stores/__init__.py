@@ -10,6 +10,7 @@ from .base import (
     COMMITTED,
     Claim,
     Delivery,
+    MessageTakenError,
     Scope,
     StoredTask,
     StoreUnavailableError,
@@ -17,8 +18,19 @@ from .base import (
 )
 from .memory import MemoryTaskStore
 
-__all__ = ["COMMITTED", "Claim", "Delivery", "MemoryTaskStore", "Scope", "StoreUnavailableError",
-           "StoredTask", "TaskStore", "open_store", "store_for"]
+__all__ = [
+    "COMMITTED",
+    "Claim",
+    "Delivery",
+    "MemoryTaskStore",
+    "MessageTakenError",
+    "Scope",
+    "StoreUnavailableError",
+    "StoredTask",
+    "TaskStore",
+    "open_store",
+    "store_for",
+]
 
 DEFAULT_URL = "sqlite:///a2a-grpc.db"
 

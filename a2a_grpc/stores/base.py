@@ -36,6 +36,14 @@ class StoreUnavailableError(UnavailableError):
     default_message = "The task store is unavailable; try again shortly"
 
 
+class MessageTakenError(StoreUnavailableError):
+    """A new task's user messageId was recorded by another server first (replicas
+    sharing a store, the same message sent to two at once): the send is a
+    duplicate of that server's task."""
+
+    default_message = "This messageId was recorded by another server first; try again"
+
+
 class _Committed:
     """An append that was committed before `append` returned (the memory store's):
     awaiting it costs nothing, and a caller can test for it with `is COMMITTED`."""

@@ -27,7 +27,7 @@ from generated.a2a_pb2 import StreamResponse, Task
 from ..core import lifecycle, states
 from ..core.ids import nanos_of
 from ..core.listing import TaskQuery
-from .base import Claim, Scope, StoredTask, StoreUnavailableError
+from .base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableError
 from .sql_batch import COUNT, Row, Tx, frames, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
@@ -94,6 +94,9 @@ class SqlTaskStore(SqlPushQueries):
         return found
 
     def _failed(self, exc: BaseException, doing: str) -> StoreUnavailableError:
+        if "a2a_messages" in str(exc) and "unique" in str(exc).lower():
+            log.info("while %s: its messageId was recorded by another server first", doing)
+            return MessageTakenError()
         log.error("task store failed while %s: %s", doing, exc, exc_info=exc)
         return StoreUnavailableError()
 

@@ -247,3 +247,19 @@ async def test_a_streamed_send_gets_every_event_through_redis(replicas: list[Ser
             assert shown[0] == "task TASK_STATE_SUBMITTED"
             assert shown[2:-1] == [f"artifact chunk {i}/30" for i in range(1, 31)]
             assert shown[-1] == "status TASK_STATE_COMPLETED"
+
+
+async def test_one_message_id_sent_to_two_replicas_at_once_makes_one_task(
+        replicas: list[Server]) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(5):
+            message = {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                       "parts": [{"text": "hello"}]}
+            first, second = await asyncio.gather(*(
+                rpc(http, server, "SendMessage", {"message": message}) for server in replicas))
+            assert first["task"]["id"] == second["task"]["id"]
+            assert {first["task"]["status"]["state"], second["task"]["status"]["state"]} == {
+                "TASK_STATE_COMPLETED"}
+    logs = replicas[0].log() + replicas[1].log()
+    assert "recorded by another server first" in logs  # the race did happen, and was lost
+    assert "ERROR" not in logs
