@@ -73,6 +73,7 @@ class RequestHandler(PushConfigCalls):
         max_parts: int = 1000,
         push_policy: PushPolicy | None = None,
         interrupted_only: bool = False,
+        replicated: bool = False,
     ) -> None:
         self.executor = executor
         executor.bind(self)  # so the agent can continue tasks later (task_events)
@@ -85,6 +86,7 @@ class RequestHandler(PushConfigCalls):
         # With push on, every event also queues a delivery per config (the outbox).
         self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
                                      if card.capabilities.push_notifications else None)
+        self._actors.wait_creation = replicated  # other replicas share the store
         self._parameters = ServiceParameters(card)
         self._configs = PushConfigs(self.store)
         self._intake = Intake(executor, self._actors, self.store, self._configs,

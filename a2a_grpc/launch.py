@@ -157,7 +157,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         await store.close()
         raise
     handler = RequestHandler(agent, card, store=store, bus=bus,
-                             push_policy=push.policy, interrupted_only=interrupted_only)
+                             push_policy=push.policy, interrupted_only=interrupted_only,
+                             replicated=bool(bus_url))
     registry = CollectorRegistry()
     service: A2AService = handler
     if limits is not None and limits.any:

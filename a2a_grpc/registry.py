@@ -36,6 +36,7 @@ class ActorRegistry:
         self._actors: dict[str, TaskActor] = {}
         self._closing = False  # shutting down: queued follow-ups start no run
         self._running: dict[str, int] = {}  # owner -> runs going on their tasks
+        self.wait_creation = False  # replicas: see TaskActor.wait_creation
 
     def running(self, owner: str) -> int:
         """How many runs are going on `owner`'s tasks in this process."""
@@ -48,6 +49,7 @@ class ActorRegistry:
     def new(self, scope: Scope, task_id: str, context_id: str) -> TaskActor:
         actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus,
                           self._after_commit)
+        actor.wait_creation = self.wait_creation
         self._actors[task_id] = actor
         return actor
 

@@ -49,6 +49,11 @@ OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
 
 
 class TaskActor:
+    # Replicas: a new task's first write is committed before its agent goes on, so
+    # that of the same messageId sent to two replicas at once only one agent
+    # works past its first event (the other's write is refused: MessageTakenError).
+    wait_creation = False
+
     def __init__(
         self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
         store: TaskStore, bus: EventBus, after_commit: Callable[[], None] | None = None,
@@ -197,7 +202,8 @@ class TaskActor:
             assert task is not None
             # Only a push config saved with the task waits for it: the agent's first
             # events usually go to the store with it (put back if it is lost).
-            await self._commit(task, None, message, run=run, wait=run.on_create is not None)
+            await self._commit(task, None, message, run=run,
+                               wait=run.on_create is not None or self.wait_creation)
             run.pending = None  # recorded: never again, even if what follows fails
             if run.on_create is not None:
                 await run.on_create(task)
