@@ -44,7 +44,7 @@ from .core.errors import (
 )
 from .core.validate import validate
 from .handler_push import PushConfigCalls
-from .idempotency import Duplicate
+from .idempotency import Duplicate, Forwarded
 from .intake import Intake
 from .parameters import ServiceParameters, announces, last_event_id
 from .push.configs import PushConfigs
@@ -91,6 +91,11 @@ class RequestHandler(PushConfigCalls):
         self._configs = PushConfigs(self.store)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
                               self.push_policy, max_parts, interrupted_only)
+        if replicated:
+            async def forward(req: SendMessageRequest, scope: Scope, task_id: str) -> bool:
+                return await self.bus.ask("message", scope, task_id, req.SerializeToString())
+
+            self._intake.forward = forward
 
     def attach_sender(self, wake: Callable[[], None]) -> None:
         """Let the push sender know at once when a delivery was queued."""
@@ -129,10 +134,19 @@ class RequestHandler(PushConfigCalls):
                     await actor.finish(states.FAILED, why)
         return len(found)
 
-    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
-        """What another replica asks of a task (bus.ask): "cancel" it, if ours runs it."""
-        return kind == "cancel" and await self._actors.cancel_running(
-            Scope(*scope), task_id, self.executor)
+    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str,
+                         body: bytes) -> bool:
+        """What another replica asks of a task a run of ours is on (bus.ask):
+        "cancel" it, or take a follow-up "message" (a SendMessageRequest)."""
+        where = Scope(*scope)
+        if kind == "cancel":
+            return await self._actors.cancel_running(where, task_id, self.executor)
+        if kind != "message" or not self._actors.runs(where, task_id):
+            return False
+        started = await self._intake.start(SendMessageRequest.FromString(body),
+                                           CallContext(user=where.owner, tenant=where.tenant),
+                                           where)
+        return not isinstance(started, Forwarded)
 
     async def purge(self, max_age_s: float) -> int:
         """Delete final tasks whose last status is older than `max_age_s`."""
@@ -163,7 +177,7 @@ class RequestHandler(PushConfigCalls):
     async def _start(
         self, req: SendMessageRequest, ctx: CallContext,
         before: Callable[[str], Awaitable[None]] | None = None,
-    ) -> Run | Duplicate:
+    ) -> Run | Duplicate | Forwarded:
         self._preflight(ctx)
         if req.configuration.HasField("task_push_notification_config"):
             self._require_push()
@@ -171,16 +185,24 @@ class RequestHandler(PushConfigCalls):
 
     async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
         started = await self._start(req, ctx)
-        if isinstance(started, Duplicate) and started.run is None:
+        if isinstance(started, Forwarded):
+            outcome: SendMessageResponse | BaseException = await self._settled_elsewhere(
+                self._scope(req.tenant, ctx), started.task_id,
+                req.configuration.return_immediately)
+        elif isinstance(started, Duplicate) and started.run is None:
             assert started.task_id is not None
             task = await self._get(self._scope(req.tenant, ctx), started.task_id)
-            outcome: SendMessageResponse | BaseException = SendMessageResponse(task=task)
+            outcome = SendMessageResponse(task=task)
         else:
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
             outcome = await self._await_run(run, req.configuration.return_immediately)
-        if isinstance(outcome, MessageTakenError):
-            outcome = await self._taken_elsewhere(req, self._scope(req.tenant, ctx))
+        if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
+            scope = self._scope(req.tenant, ctx)
+            taken = await self.store.task_for_message(scope, req.message.message_id)
+            if taken is not None:
+                outcome = await self._settled_elsewhere(scope, taken,
+                                                        req.configuration.return_immediately)
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):
@@ -188,14 +210,11 @@ class RequestHandler(PushConfigCalls):
             lifecycle.trim_history(outcome.task, limit)
         return outcome
 
-    async def _taken_elsewhere(self, req: SendMessageRequest, scope: Scope,
-                               ) -> SendMessageResponse | BaseException:
-        """Another replica recorded this messageId first: its task, once settled
-        (at once with returnImmediately), as a retried send would get."""
-        task_id = await self.store.task_for_message(scope, req.message.message_id)
-        if task_id is None:
-            return MessageTakenError()
-        if not req.configuration.return_immediately:
+    async def _settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
+                                 ) -> SendMessageResponse:
+        """A task another replica runs: as it stands, or (unless `immediately`)
+        once an event settles it, as a send on that replica would answer."""
+        if not immediately:
             tail = await open_tail(self.bus, self.store, scope, task_id)
             if tail.state in states.SETTLED:
                 await tail.stack.aclose()
@@ -234,6 +253,8 @@ class RequestHandler(PushConfigCalls):
         release = hold_starting()
         try:
             started = await self._start(req, ctx, subscribe)
+            if isinstance(started, Forwarded):  # another replica runs the task
+                started = Duplicate(None, started.task_id)
             if isinstance(started, Duplicate):
                 release()
                 await stack.aclose()

@@ -18,6 +18,13 @@ from .runs import Run
 from .stores import Scope, TaskStore
 
 
+@dataclass(frozen=True, slots=True)
+class Forwarded:
+    """A follow-up for a task another replica runs: handed to it (bus.ask)."""
+
+    task_id: str
+
+
 @dataclass(slots=True)
 class Duplicate:
     """A send whose messageId was seen before: its run if still going, and task."""

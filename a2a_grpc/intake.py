@@ -10,11 +10,11 @@ from generated.a2a_pb2 import Message, SendMessageRequest, Task
 
 from .agent import AgentExecutor, RequestContext
 from .context import CallContext
-from .core import lifecycle
+from .core import lifecycle, states
 from .core.errors import FieldViolation, InvalidParamsError
 from .core.ids import sorted_id
 from .core.validate import require, validate
-from .idempotency import Duplicate, SentMessages
+from .idempotency import Duplicate, Forwarded, SentMessages
 from .push.configs import PushConfigs
 from .push.policy import PushPolicy
 from .registry import ActorRegistry
@@ -36,6 +36,8 @@ class Intake:
         # message only when it asks for input or auth.
         self.interrupted_only = interrupted_only
         self._sent = SentMessages(store)  # idempotent sends
+        # Replicas: hand a follow-up for a task another replica runs to it.
+        self.forward: Callable[[SendMessageRequest, Scope, str], Awaitable[bool]] | None = None
 
     async def _unknown(self, scope: Scope, msg: Message) -> bool:
         """Does the client-chosen id in `msg` name no task yet (first draft)?"""
@@ -47,7 +49,7 @@ class Intake:
     async def start(
         self, req: SendMessageRequest, ctx: CallContext, scope: Scope,
         before: Callable[[str], Awaitable[None]] | None = None,
-    ) -> Run | Duplicate:
+    ) -> Run | Duplicate | Forwarded:
         """Check the request, pick or load the task, and start the agent on it
         (or queue the message behind the run active on the task). A messageId
         this caller already sent gives its first run or task instead (§3.3.1:
@@ -100,6 +102,10 @@ class Intake:
         async with self._actors.loaded(scope, msg.task_id) as actor:
             snap = actor.snapshot()
             assert snap is not None
+            if (self.forward is not None and not actor.running()
+                    and snap[0].status.state in (states.SUBMITTED, states.WORKING)
+                    and await self.forward(req, scope, msg.task_id)):
+                return Forwarded(msg.task_id)  # another replica runs it, and took it
             wait = lifecycle.route_follow_up(snap[0], msg, running=actor.running(),
                                              interrupted_only=self.interrupted_only)
             msg.context_id = actor.context_id

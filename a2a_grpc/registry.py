@@ -144,6 +144,11 @@ class ActorRegistry:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    def runs(self, scope: Scope, task_id: str) -> bool:
+        """Is a run of this process on the task?"""
+        actor = self._actors.get(task_id)
+        return actor is not None and actor.scope == scope and actor.running()
+
     async def cancel_running(self, scope: Scope, task_id: str, executor: AgentExecutor) -> bool:
         """Cancel the task if a run of this process is on it (another replica
         asked, bus.ask); False when none is."""

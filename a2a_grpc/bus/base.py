@@ -43,8 +43,8 @@ class Subscription(Protocol):
         """Queue END for this reader only: the events queued so far come first."""
 
 
-# What a replica does when asked: (kind, (tenant, owner), task id) -> did it?
-Control = Callable[[str, tuple[str, str], str], Awaitable[bool]]
+# What a replica does when asked: (kind, (tenant, owner), task id, body) -> did it?
+Control = Callable[[str, tuple[str, str], str, bytes], Awaitable[bool]]
 
 
 class EventBus(Protocol):
@@ -65,9 +65,11 @@ class EventBus(Protocol):
     async def ping(self) -> bool:
         """Is the bus reachable? (Readiness; the in-process one always is.)"""
 
-    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
-        """Ask the other replicas to do `kind` ("cancel") to a task one of them
-        runs; True once the one running it did (False: none runs it)."""
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str,
+                  body: bytes = b"") -> bool:
+        """Ask the other replicas to do `kind` to a task one of them runs
+        ("cancel"; "message": take the SendMessageRequest `body`); True once the
+        one running it did (False: none runs it)."""
 
     def answer(self, on: Control) -> None:
         """Do what other replicas ask (`ask`) with `on`, until `close`."""

@@ -157,7 +157,8 @@ class LocalEventBus:
     async def ping(self) -> bool:
         return True
 
-    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str,
+                  body: bytes = b"") -> bool:
         return False  # one process: no other replica runs anything
 
     def answer(self, on: Control) -> None:

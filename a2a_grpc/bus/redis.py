@@ -154,8 +154,9 @@ class RedisEventBus:
         except (RedisError, OSError) as exc:
             raise OSError(f"cannot reach the event bus at {self.url}: {exc}") from exc
 
-    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
-        return await self._control.ask(kind, scope, task_id)
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str,
+                  body: bytes = b"") -> bool:
+        return await self._control.ask(kind, scope, task_id, body)
 
     def answer(self, on: Control) -> None:
         self._control.answer(on)

@@ -1,6 +1,7 @@
 """Replicas asking each other (RedisEventBus.ask/answer), over Redis Pub/Sub.
 
-`{prefix}:ctl` carries requests ("cancel task T of (tenant, owner)"). Every
+`{prefix}:ctl` carries requests ("cancel task T of (tenant, owner)", "take
+this follow-up message for T"). Every
 replica listening answers each request on the request's own reply channel:
 "done" when it did it (it runs the task), "no" otherwise. The asker counts
 the answers PUBLISH said it would get: the first "done" ends the wait, all
@@ -10,6 +11,7 @@ the answers PUBLISH said it would get: the first "done" ends the wait, all
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import uuid
@@ -36,14 +38,15 @@ class ControlChannel:
         self._handling: set[asyncio.Task[None]] = set()
         self._stopped = False
 
-    async def ask(self, kind: str, scope: tuple[str, str], task_id: str) -> bool:
+    async def ask(self, kind: str, scope: tuple[str, str], task_id: str,
+                  body: bytes = b"") -> bool:
         reply = f"{self._prefix}:ctl:reply:{uuid.uuid4().hex}"
         pubsub = self._redis.pubsub()
         try:
             await pubsub.subscribe(reply)
             asked = await self._redis.publish(self.channel, json.dumps({
                 "kind": kind, "tenant": scope[0], "owner": scope[1], "task": task_id,
-                "reply": reply}))
+                "body": base64.b64encode(body).decode(), "reply": reply}))
             answers = 0
             async with asyncio.timeout(ASK_TIMEOUT_S):
                 while answers < asked:
@@ -97,8 +100,8 @@ class ControlChannel:
 
     async def _handle(self, on: Control, request: dict[str, Any]) -> None:
         try:
-            done = await on(str(request["kind"]), (str(request["tenant"]),
-                                                   str(request["owner"])), str(request["task"]))
+            done = await on(str(request["kind"]), (str(request["tenant"]), str(request["owner"])),
+                            str(request["task"]), base64.b64decode(request.get("body", "")))
         except Exception:
             log.exception("doing what another replica asked (%s) failed", request.get("kind"))
             done = False

@@ -186,11 +186,12 @@ async def test_a_replica_asked_to_act_answers_and_the_others_say_no(pair: tuple[
     a, b = pair
     asked: list[tuple[str, tuple[str, str], str]] = []
 
-    async def runs_t1(kind: str, scope: tuple[str, str], task_id: str) -> bool:
+    async def runs_t1(kind: str, scope: tuple[str, str], task_id: str, body: bytes) -> bool:
         asked.append((kind, scope, task_id))
         return task_id == "t1"
 
-    async def runs_nothing(kind: str, scope: tuple[str, str], task_id: str) -> bool:
+    async def runs_nothing(kind: str, scope: tuple[str, str], task_id: str,
+                           body: bytes) -> bool:
         return False
 
     a.answer(runs_t1)

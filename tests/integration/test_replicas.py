@@ -263,3 +263,22 @@ async def test_one_message_id_sent_to_two_replicas_at_once_makes_one_task(
     logs = replicas[0].log() + replicas[1].log()
     assert "recorded by another server first" in logs  # the race did happen, and was lost
     assert "ERROR" not in logs
+
+
+async def test_a_follow_up_sent_to_another_replica_reaches_the_run(
+        replicas: list[Server]) -> None:
+    """As on one server: the message joins the running task's history, and the
+    blocking send answers once the task settles."""
+    runner, other = replicas
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 2")
+        task = await rpc(http, runner, "GetTask", {"id": task_id})
+        answer = await rpc(http, other, "SendMessage", {"message": {
+            "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task_id,
+            "contextId": task["contextId"], "parts": [{"text": "also this"}]}})
+    done = answer["task"]
+    assert done["id"] == task_id and done["status"]["state"] == "TASK_STATE_COMPLETED"
+    users = [m["parts"][0]["text"] for m in done["history"] if m["role"] == "ROLE_USER"]
+    assert users == ["slow 2", "also this"]
+    assert [a["parts"][0]["text"] for a in done["artifacts"]] == ["echo: slow 2"]
+    assert "ERROR" not in runner.log() + other.log()
