@@ -11,7 +11,6 @@ only decode, call and encode; every protocol rule is here or in `core`.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
@@ -43,6 +42,7 @@ from .core.errors import (
     UnsupportedOperationError,
 )
 from .core.validate import validate
+from .handler_duties import ServerDuties
 from .handler_push import PushConfigCalls
 from .idempotency import Duplicate, Forwarded
 from .intake import Intake
@@ -52,14 +52,11 @@ from .push.policy import PushPolicy
 from .registry import ActorRegistry
 from .runtime import Run
 from .scheduling import hold_starting
-from .stores import Claim, MemoryTaskStore, MessageTakenError, Scope, TaskStore
+from .stores import MemoryTaskStore, MessageTakenError, Scope, TaskStore
 from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
-RESTARTED = "The server restarted while this task was running; send the request again."
-ORPHANED = "The replica running this task stopped; send the request again."
 
-
-class RequestHandler(PushConfigCalls):
+class RequestHandler(ServerDuties, PushConfigCalls):
     """The A2A service over an agent, a task store and an event bus."""
 
     def __init__(
@@ -118,41 +115,6 @@ class RequestHandler(PushConfigCalls):
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()
 
-    async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
-        """After a restart: resume, or else fail with `why`, every task a run left
-        SUBMITTED or WORKING (not those handed off); with `claim` (replicas),
-        only those whose replica's lease expired (TaskStore.unsettled). Returns
-        how many tasks it found."""
-        found = await self.store.unsettled(claim)
-        for scope, stored in found:
-            async with self._actors.loaded(scope, stored.task.id) as actor:
-                if actor.running():
-                    continue
-                if self.executor.resumable:
-                    self._actors.start(actor, self.executor, None)
-                else:
-                    await actor.finish(states.FAILED, why)
-        return len(found)
-
-    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str,
-                         body: bytes) -> bool:
-        """What another replica asks of a task a run of ours is on (bus.ask):
-        "cancel" it, or take a follow-up "message" (a SendMessageRequest)."""
-        where = Scope(*scope)
-        if kind == "cancel":
-            return await self._actors.cancel_running(where, task_id, self.executor)
-        if kind != "message" or not self._actors.runs(where, task_id):
-            return False
-        started = await self._intake.start(SendMessageRequest.FromString(body),
-                                           CallContext(user=where.owner, tenant=where.tenant),
-                                           where)
-        return not isinstance(started, Forwarded)
-
-    async def purge(self, max_age_s: float) -> int:
-        """Delete final tasks whose last status is older than `max_age_s`."""
-        cutoff = time.time_ns() - int(max_age_s * 1e9)
-        return await self.store.purge(cutoff)
-
     # -- service parameters and capabilities (spec §3.2.6, §3.3.4, §3.6) --
 
     def _preflight(self, ctx: CallContext) -> None:
@@ -209,19 +171,6 @@ class RequestHandler(PushConfigCalls):
             limit = lifecycle.history_length_of(req.configuration)
             lifecycle.trim_history(outcome.task, limit)
         return outcome
-
-    async def _settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
-                                 ) -> SendMessageResponse:
-        """A task another replica runs: as it stands, or (unless `immediately`)
-        once an event settles it, as a send on that replica would answer."""
-        if not immediately:
-            tail = await open_tail(self.bus, self.store, scope, task_id)
-            if tail.state in states.SETTLED:
-                await tail.stack.aclose()
-            else:
-                async for _ in follow_task(tail, None):
-                    pass  # until an event settles it
-        return SendMessageResponse(task=await self._get(scope, task_id))
 
     @staticmethod
     async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:

@@ -22,7 +22,8 @@ import logging
 import time
 import uuid
 
-from .handler import ORPHANED, RequestHandler
+from .handler import RequestHandler
+from .handler_duties import ORPHANED
 from .stores import Claim, TaskStore
 
 log = logging.getLogger("a2a_grpc.replicas")

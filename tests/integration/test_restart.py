@@ -11,7 +11,8 @@ import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.cards import card_for
-from a2a_grpc.handler import RESTARTED, RequestHandler
+from a2a_grpc.handler import RequestHandler
+from a2a_grpc.handler_duties import RESTARTED
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from generated import a2a_pb2 as pb
 from generated.a2a_pb2_grpc import A2AServiceStub
