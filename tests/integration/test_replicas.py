@@ -197,8 +197,10 @@ async def test_each_push_notification_goes_out_once_from_three_replicas(
         await hook.server.close()
 
 
-async def test_cancel_on_one_replica_stops_the_run_on_another(replicas: list[Server]) -> None:
-    runner, other = replicas
+async def test_cancel_on_one_replica_stops_the_run_on_another(
+        replicas: list[Server], cluster: Cluster) -> None:
+    runner, _ = replicas
+    other = await cluster.start()  # a third: the task is not its, nor was it ever
     async with aiohttp.ClientSession() as http:
         task_id = await start_task(http, runner, "slow 60")
         canceled = await rpc(http, other, "CancelTask", {"id": task_id})
