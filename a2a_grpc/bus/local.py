@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Collection, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from generated.a2a_pb2 import StreamResponse
 
@@ -119,37 +120,61 @@ class LocalSubscription:
             yield await self.next()
 
 
+S = TypeVar("S", bound=LocalSubscription)
+
+
+class Subscribers(Generic[S]):
+    """Each task's open subscriptions in this process (a task's set goes when
+    its last subscription does)."""
+
+    __slots__ = ("_by_task",)
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, set[S]] = {}
+
+    def of(self, task_id: str) -> Collection[S]:
+        return self._by_task.get(task_id, ())
+
+    def every(self) -> list[S]:
+        return [sub for subs in self._by_task.values() for sub in subs]
+
+    @contextmanager
+    def held(self, task_id: str, sub: S) -> Iterator[S]:
+        """`sub` counts among the task's subscriptions for the block's duration."""
+        self._by_task.setdefault(task_id, set()).add(sub)
+        try:
+            yield sub
+        finally:
+            subs = self._by_task.get(task_id)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._by_task[task_id]
+
+
 class LocalEventBus:
     def __init__(self, backlog: Backlog | None = None) -> None:
-        self._subs: dict[str, set[LocalSubscription]] = {}
+        self._subs: Subscribers[LocalSubscription] = Subscribers()
         self.backlog = backlog or Backlog()
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
-        subs = self._subs.get(task_id)
+        subs = self._subs.of(task_id)
         if subs:
             item = Event(seq, event)
             for sub in subs:
                 sub.put(item)
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
-        for sub in self._subs.get(task_id, ()):
+        for sub in self._subs.of(task_id):
             sub.put(Event(0, StreamResponse(), error))
 
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[LocalSubscription]:
-        sub = LocalSubscription(task_id, self.backlog)
-        self._subs.setdefault(task_id, set()).add(sub)
-        try:
+        with self._subs.held(task_id, LocalSubscription(task_id, self.backlog)) as sub:
             yield sub
-        finally:
-            subs = self._subs.get(task_id)
-            if subs is not None:
-                subs.discard(sub)
-                if not subs:
-                    del self._subs[task_id]
 
     def subscriber_count(self, task_id: str) -> int:
-        return len(self._subs.get(task_id, ()))
+        return len(self._subs.of(task_id))
 
     async def close(self) -> None:
         return None

@@ -48,7 +48,7 @@ from generated.a2a_pb2 import StreamResponse
 from ..core import states
 from ..core.errors import UnavailableError
 from .base import Control, Event
-from .local import Backlog, LocalSubscription
+from .local import Backlog, LocalSubscription, Subscribers
 from .redis_control import ControlChannel
 from .redis_publish import Publisher
 
@@ -141,7 +141,7 @@ class RedisEventBus:
         self.url = urlunsplit(parts._replace(query=urlencode(query)))
         self.backlog = backlog or Backlog()
         self._redis = aioredis.Redis.from_url(self.url, retry=RETRY)
-        self._subs: dict[str, set[RedisSubscription]] = {}
+        self._subs: Subscribers[RedisSubscription] = Subscribers()
         self._publisher = Publisher(self._redis, self.key, self._fail_local)
         self._control = ControlChannel(self._redis, self.prefix)
 
@@ -164,9 +164,8 @@ class RedisEventBus:
     async def close(self) -> None:
         await self._publisher.drain()
         await self._control.close()
-        for subs in list(self._subs.values()):
-            for sub in list(subs):
-                await sub.close()
+        for sub in self._subs.every():
+            await sub.close()
         await self._redis.aclose()
 
     async def ping(self) -> bool:
@@ -201,19 +200,14 @@ class RedisEventBus:
             sub._seen = _seq_of(start)[0]
         sub._reader = asyncio.get_running_loop().create_task(
             self._follow(key, sub, start), name=f"a2a-bus-{task_id}")
-        self._subs.setdefault(task_id, set()).add(sub)
-        try:
-            yield sub
-        finally:
-            await sub.close()
-            subs = self._subs.get(task_id)
-            if subs is not None:
-                subs.discard(sub)
-                if not subs:
-                    del self._subs[task_id]
+        with self._subs.held(task_id, sub):
+            try:
+                yield sub
+            finally:
+                await sub.close()
 
     def subscriber_count(self, task_id: str) -> int:
-        return len(self._subs.get(task_id, ()))
+        return len(self._subs.of(task_id))
 
     async def _follow(self, key: str, sub: RedisSubscription, after: bytes) -> None:
         """Read `key` after `after` into `sub` until it closes, on a connection of
@@ -254,5 +248,5 @@ class RedisEventBus:
                         return
 
     def _fail_local(self, task_id: str, why: str) -> None:
-        for sub in list(self._subs.get(task_id, ())):
+        for sub in list(self._subs.of(task_id)):
             sub.fail(why)
