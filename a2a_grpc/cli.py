@@ -22,8 +22,9 @@ from .bus.local import BACKLOG_BYTES, BACKLOG_EVENTS
 from .cards import grpc_address
 from .client.commands import VERBS, add_commands, main_for
 from .demo import DemoAgent
-from .launch import HttpOptions, PushOptions, gateway, serve
+from .launch import HttpOptions, ObserveOptions, PushOptions, gateway, serve
 from .limits import LimitOptions
+from .observe import logs
 from .push.policy import PushPolicy
 from .push.sender import SenderConfig
 from .server import PortInUseError, load_agent
@@ -132,6 +133,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--grace", type=float, default=5.0,
                    help="seconds to let calls finish on shutdown (default 5)")
     p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING... (default INFO)")
+    p.add_argument("--log-format", choices=("text", "json"), default="text",
+                   help="text lines (default), or one JSON object a line with trace ids")
     p.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
                    help="event loop: uvloop when installed (auto, the default), or asyncio's")
 
@@ -213,6 +216,11 @@ def main(argv: list[str] | None = None) -> int:
                      help="events a stream's reader may fall behind before the stream is "
                           f"ended with a retryable error (default {BACKLOG_EVENTS}; "
                           f"and at most {BACKLOG_BYTES >> 20} MiB)")
+    s.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="also serve /metrics, /healthz and /readyz alone on this port (for "
+                        "deployments exposing only gRPC); they are on the HTTP port anyway")
+    s.add_argument("--no-inspector", action="store_true",
+                   help="do not serve the inspector page (/inspector) on the HTTP port")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -243,8 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in VERBS:
         return main_for(args)
 
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.setup(args.log_level, args.log_format)
     try:
         http = HttpOptions(args.host, args.http_port, args.public_url,
                            BridgeConfig(keepalive=args.keepalive, max_body_bytes=args.max_body),
@@ -262,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
                            auth=auth_options(args), card_keys=args.card_keys,
                            limits=_limits(args),
                            backlog=Backlog(events=args.stream_backlog),
-                           bus_url=args.bus, lease_s=args.lease), args.loop)
+                           bus_url=args.bus, lease_s=args.lease,
+                           observe=ObserveOptions(args.metrics_port, not args.no_inspector)),
+                     args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace,
                              tuple(args.forward_header)), args.loop)

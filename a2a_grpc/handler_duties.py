@@ -13,6 +13,7 @@ from .context import CallContext
 from .core import states
 from .idempotency import Forwarded
 from .intake import Intake
+from .observe.metrics import Metrics
 from .registry import ActorRegistry
 from .stores import Claim, Scope, TaskStore
 from .streams import follow_task, open_tail
@@ -32,6 +33,13 @@ class ServerDuties:
 
     async def _get(self, scope: Scope, task_id: str) -> Task:
         raise NotImplementedError
+
+    def observe(self, metrics: Metrics) -> None:
+        """Report to `metrics`: store timings, events published, the streams'
+        backlog, runs going on, tasks by state."""
+        self.store.timings = metrics.store_timer
+        metrics.watch(published=lambda: self.bus.published, backlog=self.bus.backlog,
+                      runs=self._actors.runs_going, count_states=self.store.count_states)
 
     async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
         """After a restart: resume, or else fail with `why`, every task a run left

@@ -42,6 +42,10 @@ class ActorRegistry:
         """How many runs are going on `owner`'s tasks in this process."""
         return self._running.get(owner, 0)
 
+    def runs_going(self) -> int:
+        """How many runs are going on in this process."""
+        return sum(self._running.values())
+
     def live(self, task_id: str) -> bool:
         """Is there an actor for this task in this process right now?"""
         return task_id in self._actors

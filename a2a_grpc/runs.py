@@ -24,6 +24,7 @@ from generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
 from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from .core import states
 from .core.errors import A2AError, InvalidAgentResponseError, public
+from .observe import tracing
 from .stores import MessageTakenError
 
 if TYPE_CHECKING:
@@ -105,12 +106,16 @@ class Run:
             task = self.actor.task
             if task is not None and task.status.state in (states.SUBMITTED, states.WORKING):
                 await self.actor.mark_handed_off(False)  # a run holds it again
-            if self.context is not None:
-                await self.executor.execute(self.context, events)
-            else:
-                snap = self.actor.snapshot()
-                assert snap is not None
-                await self.executor.resume(snap[0], events)
+            with tracing.child("a2a.agent.execute" if self.context else "a2a.agent.resume",
+                               {"a2a.task_id": self.actor.task_id,
+                                "a2a.context_id": self.actor.context_id}):
+                tracing.remember(self.actor.task_id)  # what its push notifications continue
+                if self.context is not None:
+                    await self.executor.execute(self.context, events)
+                else:
+                    snap = self.actor.snapshot()
+                    assert snap is not None
+                    await self.executor.resume(snap[0], events)
             await self.actor.flush(self)  # the agent's last events are stored, or it failed
         except asyncio.CancelledError:
             if not self.cancelled:

@@ -38,6 +38,7 @@ from .bus import EventBus
 from .core import ids, lifecycle, states
 from .core.errors import InvalidAgentResponseError
 from .journal import MAX_IN_FLIGHT, Journal, Pending
+from .observe import tracing
 from .runs import Outcome, Run
 from .scheduling import Sink, Turn
 from .stores import COMMITTED, Scope, TaskStore
@@ -245,6 +246,10 @@ class TaskActor:
         journal.add(Pending(seq, event, written, undo, None if undo else before, run, message))
         if wait:
             try:
+                if tracing.tracer() is not None:
+                    with tracing.child("a2a.store.commit", {"a2a.task_id": self.task_id,
+                                                            "a2a.event.seq": seq}):
+                        return await journal.through(seq)
                 return await journal.through(seq)
             except Exception as exc:
                 if run is not None and run.lost is exc:

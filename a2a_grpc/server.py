@@ -16,6 +16,8 @@ from .agent import AgentExecutor
 from .handler import RequestHandler
 from .legacy.servicer03 import SERVICE as V03_SERVICE
 from .legacy.servicer03 import add_v03_to_server
+from .observe.metrics import Metrics
+from .observe.service import ObservedService
 from .service import A2AService
 from .servicer import A2AServicer, add_to_server
 from .tls import TlsFiles
@@ -50,13 +52,16 @@ class GrpcServer:
 
 
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
-                     service: A2AService | None = None, tls: TlsFiles | None = None
-                     ) -> GrpcServer:
+                     service: A2AService | None = None, tls: TlsFiles | None = None,
+                     metrics: Metrics | None = None, observed: bool = False) -> GrpcServer:
     """Start serving `handler` on host:port (0 picks a free port); `service`:
     what the calls go to when not the handler itself (the authenticator);
-    `tls`: serve TLS (and mTLS) with these files."""
+    `tls`: serve TLS (and mTLS) with these files. `metrics` (or `observed`):
+    each call is counted there and traced (observe.service)."""
     server = grpc.aio.server()
     service = service or handler
+    if metrics is not None or observed:
+        service = ObservedService(service, "grpc", metrics)
     add_to_server(A2AServicer(service), server)
     add_v03_to_server(service, lambda: handler.card, server)  # A2A 0.3 clients
     health_servicer = health.aio.HealthServicer()

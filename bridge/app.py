@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from a2a_grpc.legacy.service03 import V03Service
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.observe.service import ObservedService
 from a2a_grpc.service import A2AService
 from generated.a2a_pb2 import AgentCard
 
@@ -38,14 +41,17 @@ JWKS_PATH = "/.well-known/jwks.json"
 def create_app(
     service: A2AService, card: AgentCard, config: BridgeConfig | None = None,
     jwks: Mapping[str, Any] | None = None,
-    metrics: Callable[[], str] | None = None,
+    metrics: Metrics | None = None,
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None = None,
+    observed: bool = False,
 ) -> web.Application:
     """`card` is served as is (see a2a_grpc.cards.public_card);
     `app[CARD].update(card)` replaces it later. The app's last route answers
     unknown paths and verbs (rest.answer_unmatched): a route added to the app
     afterwards works on a path of its own (`/hooks/in`), not as a variable
-    path on the root (`/{name}`), which that last route would shadow."""
+    path on the root (`/{name}`), which that last route would shadow.
+    `metrics`: served at /metrics, and each call counted there; with it (or
+    `observed`) each call is traced too (a2a_grpc.observe)."""
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
@@ -60,12 +66,41 @@ def create_app(
                                 headers={"Cache-Control": "public, max-age=300"})
 
         app.router.add_get(JWKS_PATH, serve_jwks)
-    if metrics is not None:  # Prometheus text format
+    add_operations_routes(app, metrics, readiness)
+
+    def seen_by(binding: str) -> A2AService:
+        if metrics is None and not observed:
+            return service
+        return ObservedService(service, binding, metrics)
+
+    jsonrpc = JsonRpcEndpoint(seen_by("jsonrpc"), max_body=config.max_body_bytes,
+                              max_depth=config.max_json_depth, keepalive=config.keepalive)
+    app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
+    # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
+    rest_service = seen_by("rest")
+    v03 = RestV03Endpoints(V03Service(rest_service, lambda: app[CARD].card),
+                           max_body=config.max_body_bytes, max_depth=config.max_json_depth,
+                           keepalive=config.keepalive)
+    app.router.add_routes(v03.routes(config.rest_prefix.rstrip("/")))
+    rest = RestEndpoints(rest_service, max_body=config.max_body_bytes,
+                         max_depth=config.max_json_depth, keepalive=config.keepalive)
+    app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
+    answer_unmatched(app)  # last: unknown paths and verbs
+    return app
+
+
+def add_operations_routes(
+    app: web.Application, metrics: Metrics | None,
+    readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None,
+) -> None:
+    """/metrics (Prometheus text format), /healthz and /readyz (a2a_grpc.health)."""
+    if metrics is not None:
         async def serve_metrics(_: web.Request) -> web.Response:
-            return web.Response(text=metrics(), content_type="text/plain")
+            return web.Response(body=await metrics.render(),
+                                headers={"Content-Type": CONTENT_TYPE_LATEST})
 
         app.router.add_get("/metrics", serve_metrics)
-    if readiness is not None:  # a2a_grpc.health
+    if readiness is not None:
         async def alive(_: web.Request) -> web.Response:
             return web.json_response({"status": "alive"})
 
@@ -75,16 +110,3 @@ def create_app(
 
         app.router.add_get("/healthz", alive)
         app.router.add_get("/readyz", ready)
-    jsonrpc = JsonRpcEndpoint(service, max_body=config.max_body_bytes,
-                              max_depth=config.max_json_depth, keepalive=config.keepalive)
-    app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
-    # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
-    v03 = RestV03Endpoints(V03Service(service, lambda: app[CARD].card),
-                           max_body=config.max_body_bytes, max_depth=config.max_json_depth,
-                           keepalive=config.keepalive)
-    app.router.add_routes(v03.routes(config.rest_prefix.rstrip("/")))
-    rest = RestEndpoints(service, max_body=config.max_body_bytes,
-                         max_depth=config.max_json_depth, keepalive=config.keepalive)
-    app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
-    answer_unmatched(app)  # last: unknown paths and verbs
-    return app

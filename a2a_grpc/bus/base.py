@@ -48,6 +48,11 @@ Control = Callable[[str, tuple[str, str], str, bytes], Awaitable[bool]]
 
 
 class EventBus(Protocol):
+    published: int  # events this process published (metrics)
+
+    def backlog(self) -> int:
+        """Events published but not yet taken by this process's subscribers."""
+
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:

@@ -97,6 +97,10 @@ class LocalSubscription:
     def peek(self) -> Event | None:
         return self._queue[0] if self._queue else None
 
+    def __len__(self) -> int:
+        """Events queued for the reader."""
+        return len(self._queue)
+
     def _taken(self, event: Event) -> Event:
         if event.error is None and event is not END:
             self._bytes -= event.payload.ByteSize()
@@ -138,6 +142,10 @@ class Subscribers(Generic[S]):
     def every(self) -> list[S]:
         return [sub for subs in self._by_task.values() for sub in subs]
 
+    def queued(self) -> int:
+        """Events queued for all readers, not yet taken."""
+        return sum(len(sub) for subs in self._by_task.values() for sub in subs)
+
     @contextmanager
     def held(self, task_id: str, sub: S) -> Iterator[S]:
         """`sub` counts among the task's subscriptions for the block's duration."""
@@ -155,9 +163,14 @@ class Subscribers(Generic[S]):
 class LocalEventBus:
     def __init__(self, backlog: Backlog | None = None) -> None:
         self._subs: Subscribers[LocalSubscription] = Subscribers()
-        self.backlog = backlog or Backlog()
+        self.limits = backlog or Backlog()
+        self.published = 0
+
+    def backlog(self) -> int:
+        return self._subs.queued()
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        self.published += 1
         subs = self._subs.of(task_id)
         if subs:
             item = Event(seq, event)
@@ -170,7 +183,7 @@ class LocalEventBus:
 
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[LocalSubscription]:
-        with self._subs.held(task_id, LocalSubscription(task_id, self.backlog)) as sub:
+        with self._subs.held(task_id, LocalSubscription(task_id, self.limits)) as sub:
             yield sub
 
     def subscriber_count(self, task_id: str) -> int:

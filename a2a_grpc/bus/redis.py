@@ -139,7 +139,8 @@ class RedisEventBus:
         query = dict(parse_qsl(parts.query))
         self.prefix = query.pop("prefix", "a2a")
         self.url = urlunsplit(parts._replace(query=urlencode(query)))
-        self.backlog = backlog or Backlog()
+        self.limits = backlog or Backlog()
+        self.published = 0
         self._redis = aioredis.Redis.from_url(self.url, retry=RETRY)
         self._subs: Subscribers[RedisSubscription] = Subscribers()
         self._publisher = Publisher(self._redis, self.key, self._fail_local)
@@ -174,7 +175,11 @@ class RedisEventBus:
         except (RedisError, OSError):
             return False
 
+    def backlog(self) -> int:
+        return self._subs.queued()
+
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        self.published += 1
         await self._publisher.event(task_id, seq, event.SerializeToString(), _final(event))
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
@@ -190,7 +195,7 @@ class RedisEventBus:
     @asynccontextmanager
     async def subscribe(self, task_id: str) -> AsyncIterator[RedisSubscription]:
         key = self.key(task_id)
-        sub = RedisSubscription(task_id, self.backlog, lambda: self._publisher.last(task_id))
+        sub = RedisSubscription(task_id, self.limits, lambda: self._publisher.last(task_id))
         try:
             top: Any = await self._redis.xrevrange(key, count=1)
         except (RedisError, OSError) as exc:

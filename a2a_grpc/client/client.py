@@ -35,6 +35,7 @@ from ..cards import RESUMABLE_STREAMS
 from ..context import CURRENT_VERSION
 from ..core import lifecycle
 from ..core.errors import UnauthenticatedError, UnavailableError
+from ..observe import tracing
 from ..streams import LAST_EVENT_ID, EventStream
 from .cards import choose_interface, fetch_card
 from .credentials import OAuth2Token, api_key_place, put_credentials, query_credentials
@@ -206,6 +207,7 @@ class A2AClient:
             headers["Authorization"] = f"Bearer {await self._oauth2.get()}"
         for intercept in self.options.interceptors:
             intercept(rpc, headers)
+        tracing.inject(headers)  # the caller's trace goes on at the server (W3C traceparent)
         return headers
 
     def _scoped(self, req: M) -> M:

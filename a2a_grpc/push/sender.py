@@ -41,6 +41,8 @@ from generated.a2a_pb2 import TaskPushNotificationConfig
 
 from ..core.errors import A2AError
 from ..legacy import json01, json03
+from ..observe import tracing
+from ..observe.metrics import Metrics
 from ..stores import Delivery, TaskStore
 from .policy import PushPolicy, PushTargetRefused
 from .signing import HEADER as SIGNATURE_HEADER
@@ -67,12 +69,14 @@ class SenderConfig:
 
 class PushSender:
     def __init__(self, store: TaskStore, policy: PushPolicy, signer: Signer | None = None,
-                 config: SenderConfig | None = None) -> None:
+                 config: SenderConfig | None = None, metrics: Metrics | None = None) -> None:
         self.store = store
         self.policy = policy
         self.signer = signer
         self.config = config or SenderConfig()
         self.stats: Counter[str] = Counter()  # delivered, retried, dead
+        self._counts = None if metrics is None else {
+            k: metrics.push.labels(k) for k in ("delivered", "retried", "dead")}
         self._wakeup = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -96,13 +100,10 @@ class PushSender:
         if self._session is not None:
             await self._session.close()
 
-    def metrics(self) -> str:
-        """The counters in Prometheus text format."""
-        lines = ["# HELP a2a_push_notifications_total Push notification attempts by outcome.",
-                 "# TYPE a2a_push_notifications_total counter"]
-        lines += [f'a2a_push_notifications_total{{outcome="{k}"}} {self.stats[k]}'
-                  for k in ("delivered", "retried", "dead")]
-        return "\n".join(lines) + "\n"
+    def _count(self, outcome: str) -> None:
+        self.stats[outcome] += 1
+        if self._counts is not None:
+            self._counts[outcome].inc()
 
     def wake(self) -> None:
         """A delivery was queued: look now instead of at the next poll."""
@@ -131,6 +132,15 @@ class PushSender:
             self._wakeup.clear()
 
     async def _attempt(self, d: Delivery) -> None:
+        """One try at `d`, in a span continuing the trace of the task's agent run
+        (tracing.remember) when this process still knows it."""
+        attributes = {"a2a.task_id": d.task_id, "a2a.push.config_id": d.config_id,
+                      "a2a.push.event": d.seq, "a2a.push.attempt": d.attempts + 1}
+        with tracing.child("a2a.push.deliver", attributes, tracing.recalled(d.task_id),
+                           tracing.SpanKind.CLIENT):
+            await self._try(d)
+
+    async def _try(self, d: Delivery) -> None:
         target = await self.store.get_push_target(d.scope, d.task_id, d.config_id)
         body = None if target is None else await self._body(d, target[1])
         if target is None or body is None:  # deleted or purged meanwhile: nothing to send
@@ -150,7 +160,7 @@ class PushSender:
             return
         if 200 <= status < 300:
             await self.store.delivered(d.id)
-            self.stats["delivered"] += 1
+            self._count("delivered")
         elif status == 429 or status >= 500:
             await self._retry(d, f"HTTP {status}", retry_after)
         else:
@@ -195,6 +205,7 @@ class PushSender:
             headers[SIGNATURE_HEADER] = token
             if auth.scheme.lower() == "bearer" and not auth.credentials:
                 headers["Authorization"] = f"Bearer {token}"
+        tracing.inject(headers)  # the delivery's span (see _attempt)
         async with self._session.post(config.url, data=body, headers=headers,
                                       allow_redirects=False) as resp:
             await resp.read()
@@ -209,13 +220,13 @@ class PushSender:
         delay = retry_after if retry_after is not None else backoff * random.uniform(0.5, 1.0)
         delay = min(delay, self.config.max_delay)
         await self.store.reschedule(d.id, attempts, time.time_ns() + int(delay * 1e9), error)
-        self.stats["retried"] += 1
+        self._count("retried")
         log.info("push to config %s of task %s failed (%s); retry %d in %.1f s",
                  d.config_id, d.task_id, error, attempts, delay)
 
     async def _dead(self, d: Delivery, attempts: int, error: str) -> None:
         await self.store.dead_letter(d.id, attempts, error)
-        self.stats["dead"] += 1
+        self._count("dead")
         log.warning("push notification dead-lettered: task %s, config %s, event %d: %s",
                     d.task_id, d.config_id, d.seq, error)
 

@@ -23,7 +23,7 @@ error and the write is not reported as done.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, NamedTuple, Protocol
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
@@ -94,8 +94,16 @@ class TaskStore(Protocol):
 
     async def close(self) -> None: ...
 
+    # Told how long each transaction took: (op, seconds), op being "commit" (a
+    # group of appends), "read" or "write". Durable stores only; None: not told.
+    timings: Callable[[str, float], None] | None
+
     async def ping(self) -> bool:
         """Does the store answer a query? (Readiness; raising means no.)"""
+
+    async def count_states(self) -> dict[int, int]:
+        """How many tasks are in each state (TaskState number -> count), all
+        tenants and owners (metrics)."""
 
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,

@@ -10,7 +10,8 @@ table.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
@@ -30,6 +31,7 @@ class MemoryTaskStore:
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
+    timings: Callable[[str, float], None] | None = None  # nothing to time in memory
     _next_id: int = 1
 
     async def open(self) -> None:
@@ -129,6 +131,12 @@ class MemoryTaskStore:
 
     async def ping(self) -> bool:
         return True
+
+    async def count_states(self) -> dict[int, int]:
+        counts: Counter[int] = Counter()
+        for rows in self._tasks.values():
+            counts.update(head(row)[2] for row in rows.values())
+        return dict(counts)
 
     def hold(self, holder: str, seconds: float) -> None:
         return None  # one process: nobody else to take a task over

@@ -31,7 +31,7 @@ from .base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableE
 from .sql_batch import COUNT, Row, Tx, frames, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
-from .writes import TERMINAL, GroupCommit, Rider, SnapshotPolicy, Write
+from .writes import TERMINAL, GroupCommit, Rider, SnapshotPolicy, Timings, Write, timed
 
 log = logging.getLogger("a2a_grpc.store")
 
@@ -55,9 +55,15 @@ class SqlTaskStore(SqlPushQueries):
     _group: GroupCommit
 
     lease: tuple[str, int] = ("", 0)  # (holder, ns): what a write records (see `hold`)
+    timings: Timings | None = None
 
     async def ping(self) -> bool:
         return bool(await self._read("SELECT 1"))
+
+    async def count_states(self) -> dict[int, int]:
+        rows = await self._query("counting tasks", "SELECT state, COUNT(*) FROM a2a_tasks "
+                                 "GROUP BY state")
+        return {int(r[0]): int(r[1]) for r in rows}
 
     def hold(self, holder: str, seconds: float) -> None:
         """Record `holder` as the runner of each task this store writes, for
@@ -66,7 +72,9 @@ class SqlTaskStore(SqlPushQueries):
 
     def _init_writes(self, snapshot_bytes: int) -> None:
         self._policy = SnapshotPolicy(snapshot_bytes)
-        self._group = GroupCommit(self._commit_batch, self._failed, self.driver_errors)
+        self._group = GroupCommit(
+            lambda batch, riders: timed(self.timings, "commit", self._commit_batch(batch, riders)),
+            self._failed, self.driver_errors)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         """Run `work` in one transaction."""
@@ -132,13 +140,13 @@ class SqlTaskStore(SqlPushQueries):
 
     async def _guarded(self, work: Callable[[Tx], Awaitable[Any]], doing: str) -> Any:
         try:
-            return await self._run(work)
+            return await timed(self.timings, "write", self._run(work))
         except self.driver_errors as exc:
             raise self._failed(exc, doing) from exc
 
     async def _query(self, doing: str, sql: str, *args: Any) -> list[Row]:
         try:
-            return await self._read(sql, *args)
+            return await timed(self.timings, "read", self._read(sql, *args))
         except self.driver_errors as exc:
             raise self._failed(exc, doing) from exc
 

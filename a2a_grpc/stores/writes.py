@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from ..core import states
 from .base import Scope, StoreUnavailableError
@@ -29,6 +30,19 @@ from .base import Scope, StoreUnavailableError
 log = logging.getLogger("a2a_grpc.store")
 
 TERMINAL = frozenset(int(s) for s in states.TERMINAL)
+T = TypeVar("T")
+Timings = Callable[[str, float], None]
+
+
+async def timed(timings: Timings | None, op: str, work: Awaitable[T]) -> T:
+    """Await `work`, telling `timings` how long it took (TaskStore.timings)."""
+    if timings is None:
+        return await work
+    started = time.perf_counter()
+    try:
+        return await work
+    finally:
+        timings(op, time.perf_counter() - started)
 
 
 class Write(NamedTuple):
