@@ -156,10 +156,12 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
             service, card, http, grace, {"keys": list(published.values())} if published else None,
             metrics, readiness)
         cleanup.push_async_callback(runner.cleanup)
+        also = ""
         if observe.metrics_port is not None:
             operations = await start_operations(http.host, observe.metrics_port, metrics,
                                                 readiness)
             cleanup.push_async_callback(operations.cleanup)
+            also = f", metrics on {host_port(http.host, operations.addresses[0][1])}"
         if retention_s:
             purger = asyncio.create_task(_retention(handler, retention_s))
             cleanup.callback(purger.cancel)
@@ -177,8 +179,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         if card_signers:
             handler.card = sign_card(handler.card, card_signers[0], jku=base + JWKS_PATH)
         runner.app[CARD].update(handler.card)
-        log.info("listening: gRPC on %s, HTTP on %s", host_port(grpc_host, grpc_server.port),
-                 host_port(http.host, http_port))
+        log.info("listening: gRPC on %s, HTTP on %s%s", host_port(grpc_host, grpc_server.port),
+                 host_port(http.host, http_port), also)
         log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
                  "tasks in %s; Ctrl-C stops it", card.name,
                  ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(store_url))

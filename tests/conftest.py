@@ -14,6 +14,7 @@ from a2a_grpc.auth import AuthenticatedService, Gate
 from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
+from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.sender import PushSender, SenderConfig
 from a2a_grpc.server import GrpcServer, start_grpc
@@ -114,6 +115,17 @@ class Stack:
     def base_url(self) -> str:
         return str(self.http.make_url("")).rstrip("/")
 
+    def card(self) -> pb.AgentCard:
+        """The handler's card, naming this stack's three interfaces."""
+        card = pb.AgentCard()
+        card.CopyFrom(self.handler.card)
+        del card.supported_interfaces[:]
+        for binding, url in (("GRPC", f"127.0.0.1:{self.grpc_server.port}"),
+                             ("JSONRPC", self.base_url + "/"), ("HTTP+JSON", self.base_url)):
+            card.supported_interfaces.add(url=url, protocol_binding=binding,
+                                          protocol_version="1.0")
+        return card
+
     def binding(self, name: str, headers: dict[str, str] | None = None) -> Binding:
         if name == "grpc":
             return GrpcBinding(self.channel, headers)
@@ -141,9 +153,12 @@ async def stack() -> AsyncIterator[StackFactory]:
         sender: bool = False,
         interrupted_only: bool = False,
         gate: Gate | None = None,
+        metrics: Metrics | None = None,
+        observed: bool = False,
     ) -> Stack:
         """`sender`: deliver push notifications (to webhooks on loopback).
-        `gate`: authenticate every call (on all bindings) through it."""
+        `gate`: authenticate every call (on all bindings) through it.
+        `metrics` (or `observed`): count and trace every call, as `serve` does."""
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
@@ -154,14 +169,18 @@ async def stack() -> AsyncIterator[StackFactory]:
                                  interrupted_only=interrupted_only)
         secured = None if gate is None else AuthenticatedService(handler, gate)
         service = service or secured
-        grpc_server = await start_grpc(handler, service=secured)
-        http = TestServer(create_app(service or handler, card, config), host="127.0.0.1")
+        if metrics is not None:
+            handler.observe(metrics)
+        grpc_server = await start_grpc(handler, service=secured, metrics=metrics,
+                                       observed=observed)
+        http = TestServer(create_app(service or handler, card, config, metrics=metrics,
+                                     observed=observed), host="127.0.0.1")
         await http.start_server()
         s = Stack(handler, grpc_server, grpc.aio.insecure_channel(
             f"127.0.0.1:{grpc_server.port}"), http, aiohttp.ClientSession())
         made.append(s)
         if sender:
-            s.sender = PushSender(handler.store, policy, None, FAST_PUSH)
+            s.sender = PushSender(handler.store, policy, None, FAST_PUSH, metrics)
             await s.sender.start()
             handler.attach_sender(s.sender.wake)
         return s
