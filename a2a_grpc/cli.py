@@ -221,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
                         "deployments exposing only gRPC); they are on the HTTP port anyway")
     s.add_argument("--no-inspector", action="store_true",
                    help="do not serve the inspector page (/inspector) on the HTTP port")
+    s.add_argument("--inspector-remote-targets", action="store_true",
+                   help="let the inspector call other agents for browsers on other machines "
+                        "too (default: only for a browser on this one)")
     s.add_argument("--retention", type=duration, metavar="AGE",
                    help="delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); "
                         "default: keep everything")
@@ -270,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                            limits=_limits(args),
                            backlog=Backlog(events=args.stream_backlog),
                            bus_url=args.bus, lease_s=args.lease,
-                           observe=ObserveOptions(args.metrics_port, not args.no_inspector)),
+                           observe=ObserveOptions(args.metrics_port, not args.no_inspector,
+                                                  args.inspector_remote_targets)),
                      args.loop)
         else:
             run_loop(gateway(args.upstream, http, args.card, args.grace,

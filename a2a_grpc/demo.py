@@ -6,6 +6,8 @@
 - `slow` / `slow S`: WORKING for 30 (or S) seconds with a note every 2 s, then
   the echo; cancel it at any point
 - `ask`: INPUT_REQUIRED with a question; the answer completes the task
+- `file NAME`: a file artifact NAME (text/plain bytes) and a data artifact
+  describing it
 - `reply T`: a direct Message `T`, no task
 - `whoami`: a direct Message naming the caller (its subject, scheme and
   scopes; "anonymous" when the server asks for no credentials)
@@ -18,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 
-from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
+from google.protobuf.struct_pb2 import Value
+
+from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Part
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
 from .context import CallContext
@@ -50,6 +54,8 @@ class DemoAgent(AgentExecutor):
             n, _, size = rest.strip().partition(" ")
             await self._stream(events, min(int(n), MAX_STREAM_CHUNKS),
                                min(int(size or 0), MAX_CHUNK_BYTES))
+        elif word == "file" and rest.strip():
+            await self._file(events, rest.strip())
         elif word == "slow" and (not rest.strip() or _is_number(rest)):
             await self._slow(events, float(rest) if rest.strip() else 30.0, text)
         else:
@@ -73,6 +79,16 @@ class DemoAgent(AgentExecutor):
                 f"chunk {i}/{n}".ljust(size, "."), artifact_id=artifact_id, name="chunks",
                 append=i > 1, last_chunk=i == n,
             )
+        await events.complete()
+
+    async def _file(self, events: TaskEvents, name: str) -> None:
+        await events.working()
+        body = "".join(f"line {i}: made by the a2a-grpc demo agent\n" for i in range(1, 11))
+        await events.artifact(Part(raw=body.encode(), filename=name, media_type="text/plain"),
+                              name=name)
+        data = Value()
+        data.struct_value.update({"file": name, "bytes": len(body), "lines": 10})
+        await events.artifact(Part(data=data), name="about")
         await events.complete()
 
     async def _slow(self, events: TaskEvents, seconds: float, text: str) -> None:
@@ -121,5 +137,7 @@ def demo_card() -> AgentCard:
                        tags=["demo", "multi-turn"], examples=["ask"]),
             AgentSkill(id="reply", name="Reply", description="`reply T`: a direct message.",
                        tags=["demo"], examples=["reply hi"]),
+            AgentSkill(id="file", name="File", description="`file NAME`: a file artifact.",
+                       tags=["demo", "files"], examples=["file notes.txt"]),
         ],
     )

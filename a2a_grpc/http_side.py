@@ -15,6 +15,7 @@ from aiohttp import web
 
 from bridge import BridgeConfig, create_app
 from bridge.app import add_operations_routes
+from bridge.inspector import Inspector
 from generated.a2a_pb2 import AgentCard
 
 from .cards import Interface, advertised_host, host_port
@@ -38,10 +39,12 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      grace: float, jwks: dict[str, Any] | None = None,
                      metrics: Metrics | None = None,
                      readiness: Readiness | None = None,
+                     inspector: Inspector | None = None,
                      ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got."""
     app = create_app(service, card, options.config, jwks, metrics,
-                     None if readiness is None else readiness.probe, observed=True)
+                     None if readiness is None else readiness.probe, observed=True,
+                     inspector=inspector)
     ssl_context = None
     if options.tls is not None:
         ssl_context = options.tls.ssl_context()

@@ -20,6 +20,7 @@ from opentelemetry import trace
 
 from bridge import CARD
 from bridge.app import JWKS_PATH
+from bridge.inspector import Inspector
 
 from .agent import AgentExecutor
 from .auth import AuthenticatedService, Gate
@@ -72,6 +73,7 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
 class ObserveOptions:
     metrics_port: int | None = None  # also serve /metrics and health alone on this port
     inspector: bool = True  # the inspector page at /inspector on the HTTP port
+    inspector_remote_targets: bool = False  # it may call other agents for any browser
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +156,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
         runner, http_port = await start_http(
             service, card, http, grace, {"keys": list(published.values())} if published else None,
-            metrics, readiness)
+            metrics, readiness,
+            Inspector(observe.inspector_remote_targets) if observe.inspector else None)
         cleanup.push_async_callback(runner.cleanup)
         also = ""
         if observe.metrics_port is not None:

@@ -19,6 +19,7 @@ from generated.a2a_pb2 import AgentCard
 
 from . import card as card_module
 from .edge import quiet_bad_requests
+from .inspector import Inspector
 from .jsonrpc import JsonRpcEndpoint
 from .rest import RestEndpoints, answer_unmatched
 from .rest_v03 import RestV03Endpoints
@@ -44,6 +45,7 @@ def create_app(
     metrics: Metrics | None = None,
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None = None,
     observed: bool = False,
+    inspector: Inspector | None = None,
 ) -> web.Application:
     """`card` is served as is (see a2a_grpc.cards.public_card);
     `app[CARD].update(card)` replaces it later. The app's last route answers
@@ -51,7 +53,8 @@ def create_app(
     afterwards works on a path of its own (`/hooks/in`), not as a variable
     path on the root (`/{name}`), which that last route would shadow.
     `metrics`: served at /metrics, and each call counted there; with it (or
-    `observed`) each call is traced too (a2a_grpc.observe)."""
+    `observed`) each call is traced too (a2a_grpc.observe). `inspector`: the
+    page at /inspector (bridge/inspector.py)."""
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
@@ -85,6 +88,8 @@ def create_app(
     rest = RestEndpoints(rest_service, max_body=config.max_body_bytes,
                          max_depth=config.max_json_depth, keepalive=config.keepalive)
     app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
+    if inspector is not None:
+        inspector.routes(app, lambda: app[CARD].card)
     answer_unmatched(app)  # last: unknown paths and verbs
     return app
 

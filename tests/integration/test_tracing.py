@@ -5,7 +5,8 @@ server the agent calls, on each binding; push notifications carry it on."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -53,6 +54,10 @@ class Relay(DemoAgent):
         await events.complete()
 
 
+def attrs(span: ReadableSpan) -> Mapping[str, Any]:
+    return span.attributes or {}
+
+
 def by_id(spans: tuple[ReadableSpan, ...]) -> dict[int, ReadableSpan]:
     return {s.context.span_id: s for s in spans}
 
@@ -83,22 +88,22 @@ async def test_one_trace_from_client_through_agent_to_a_second_agent(
     assert {s.context.trace_id for s in spans} == {root.get_span_context().trace_id}
     servers = [s for s in spans if s.name == SEND]
     assert len(servers) == 2
-    outer = next(s for s in servers if s.attributes["a2a.task_id"] == reply.task.id)
+    outer = next(s for s in servers if attrs(s)["a2a.task_id"] == reply.task.id)
     inner = next(s for s in servers if s is not outer)
     for s in servers:
         assert s.kind == SpanKind.SERVER
-        assert s.attributes["a2a.binding"] == binding
-        assert s.attributes["a2a.outcome"] == "ok"
-        assert s.attributes["rpc.method"] == "SendMessage"
+        assert attrs(s)["a2a.binding"] == binding
+        assert attrs(s)["a2a.outcome"] == "ok"
+        assert attrs(s)["rpc.method"] == "SendMessage"
     # caller -> our server (first) -> its agent -> the second server -> its agent
     assert parent_of(outer, spans).name == "caller"
     relay_run = next(s for s in spans if s.name == "a2a.agent.execute"
-                     and s.attributes["a2a.task_id"] == reply.task.id)
+                     and attrs(s)["a2a.task_id"] == reply.task.id)
     assert parent_of(relay_run, spans) is outer
     assert parent_of(inner, spans) is relay_run
     second_run = next(s for s in spans if s.name == "a2a.agent.execute" and s is not relay_run)
     assert parent_of(second_run, spans) is inner
-    assert second_run.attributes["a2a.task_id"] == inner.attributes["a2a.task_id"]
+    assert attrs(second_run)["a2a.task_id"] == attrs(inner)["a2a.task_id"]
 
 
 async def test_a_failed_call_is_an_error_span_with_its_reason(
@@ -112,8 +117,8 @@ async def test_a_failed_call_is_an_error_span_with_its_reason(
                 if x.name == "lf.a2a.v1.A2AService/GetTask")
     assert span.parent is None  # the client had no trace: a new one starts here
     assert span.status.status_code == StatusCode.ERROR
-    assert span.attributes["a2a.error.reason"] == "TASK_NOT_FOUND"
-    assert span.attributes["a2a.task_id"] == "no-such-task"
+    assert attrs(span)["a2a.error.reason"] == "TASK_NOT_FOUND"
+    assert attrs(span)["a2a.task_id"] == "no-such-task"
 
 
 async def test_a_stream_span_lasts_until_the_stream_ends(
@@ -129,8 +134,8 @@ async def test_a_stream_span_lasts_until_the_stream_ends(
             break
         await asyncio.sleep(0.02)
     span = found[0]
-    assert span.attributes["a2a.stream.events"] == len(events)
-    assert span.attributes["a2a.task_id"] == events[0].task.id
+    assert attrs(span)["a2a.stream.events"] == len(events)
+    assert attrs(span)["a2a.task_id"] == events[0].task.id
     run = next(x for x in exporter.get_finished_spans() if x.name == "a2a.agent.execute")
     assert run.parent is not None and run.parent.span_id == span.context.span_id
     commits = [x for x in exporter.get_finished_spans() if x.name == "a2a.store.commit"]
@@ -163,7 +168,7 @@ async def test_push_notifications_carry_the_trace_of_the_run(
         assert (version, hit_trace) == ("00", trace_id)
         delivery = deliveries[int(parent, 16)]  # the delivery's own span
         assert delivery.kind == SpanKind.CLIENT
-        assert delivery.attributes["a2a.task_id"] == reply.task.id
+        assert attrs(delivery)["a2a.task_id"] == reply.task.id
         assert delivery.parent is not None and delivery.parent.span_id == run.context.span_id
 
 
