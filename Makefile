@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck
+.PHONY: run test lint proto install clean bench bench-stores tck browser
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -31,6 +31,12 @@ bench-stores: $(STAMP)
 # the suite is not on PyPI. A2A_TCK_DIR=a checkout of a2aproject/a2a-tck (main).
 tck: $(STAMP)
 	$(PY) -m tools.tck $(ARGS)
+
+# Debian's Chromium, for the inspector's browser tests (tests/browser; skipped without
+# it, except under CI=true, where .ci/run installs it). Needs root and Debian's archive.
+browser:
+	command -v chromium >/dev/null || (apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 lint: $(STAMP)
 	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks tools

@@ -4,6 +4,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+const FINAL = ["COMPLETED", "FAILED", "CANCELED", "REJECTED"];
 const state = { pages: [""], page: 0, taskId: "", next: "" };
 
 function el(tag, props = {}, ...children) {
@@ -52,7 +53,7 @@ async function api(path, payload) {
 
 async function call(method, params) {
   const answer = await api("call", body(method, params));
-  showError(answer.error);
+  if (answer.error) showError(answer.error);  // cleared by the next action, not the next call
   return answer.error ? null : answer.result;
 }
 
@@ -165,6 +166,10 @@ function partNode(part) {
 function showEvent(event) {
   const line = (kind, ...content) => $("timeline").append(el("li", { className: kind }, ...content));
   if (event.task) {
+    if (event.task.id !== state.taskId) {  // a new task: show it while it runs
+      openTask(event.task.id);
+      listTasks();
+    }
     setTask(event.task.id);
     setState(event.task.status && event.task.status.state);
     line("task", `task ${event.task.id}: ${shortState(event.task.status && event.task.status.state)}`);
@@ -172,6 +177,11 @@ function showEvent(event) {
   } else if (event.statusUpdate) {
     const s = event.statusUpdate.status || {};
     setState(s.state);
+    if ($("detail-id").textContent === event.statusUpdate.taskId) {
+      $("detail-state").textContent = shortState(s.state);
+      $("detail-state").dataset.state = shortState(s.state);
+      $("cancel").disabled = FINAL.includes(shortState(s.state));
+    }
     const note = s.message ? (s.message.parts || []).map((p) => p.text || "").join(" ") : "";
     line("status", el("span", { className: "state", textContent: shortState(s.state) }),
          note ? ` ${note}` : "");
@@ -205,6 +215,7 @@ async function send() {
   try { msg = await message(); } catch (e) { showError({ reason: "bad input", message: String(e) }); return; }
   if (!msg.parts.length) { showError({ reason: "empty", message: "write text, pick a file or give data" }); return; }
   $("timeline").replaceChildren(el("li", { className: "user", textContent: `you: ${$("text").value}` }));
+  setTask("");
   $("send").disabled = true;
   try {
     if ($("mode-stream").checked) {
@@ -252,6 +263,7 @@ async function openTask(id) {
   const s = shortState(task.status && task.status.state);
   $("detail-state").textContent = s;
   $("detail-state").dataset.state = s;
+  $("cancel").disabled = FINAL.includes(s);
   $("artifacts").replaceChildren(...(task.artifacts || []).map((a) => el("div",
     { className: "artifact", dataset: { artifactId: a.artifactId } },
     el("h4", { textContent: a.name || a.artifactId }), ...(a.parts || []).map(partNode))));
