@@ -51,6 +51,7 @@ class Report:
     growth_limit: float = 0.0
     durable_note: str = ""
     bus: str = ""  # benchmarks/bus.py's section, rendered
+    observe: str = ""  # benchmarks/observe.py's section, rendered
 
     def measured(self) -> bool:
         """Anything for the results section (the bus has a section of its own)."""

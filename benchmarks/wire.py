@@ -17,6 +17,8 @@ tables give medians (min-max) and ratios; every answer is checked.
    SQLite and PostgreSQL; the per-event cost as a streamed task grows.
 5. The event bus (benchmarks/bus.py): one replica on PostgreSQL, with the
    in-process bus and with Redis (`--only bus`).
+6. Observability (benchmarks/observe.py): the default server without and with
+   a span exporter (`--only observe`).
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -184,6 +186,12 @@ async def run(args: argparse.Namespace) -> report.Report:
         from . import bus
 
         out.bus = bus.render(*await bus.run(args.rounds, args.seconds, progress))
+    if not args.only or args.only in "observe":
+        from . import observe
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out.observe = observe.render(*await observe.run(args.rounds, args.seconds,
+                                                            Path(tmp), progress))
     return out
 
 
@@ -206,7 +214,7 @@ def main() -> None:
     except ImportError:
         result = asyncio.run(run(args))
     text = report.render(result) if result.measured() else ""
-    print(text + ("\n\n" + result.bus if result.bus else ""))
+    print("\n\n".join(t for t in (text, result.bus, result.observe) if t))
     if not args.no_docs:
         if result.measured():
             report.write_docs(result, text)
@@ -214,6 +222,10 @@ def main() -> None:
             from . import bus
 
             bus.write_docs(result.bus)
+        if result.observe:
+            from . import observe
+
+            observe.write_docs(result.observe)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ agent's URL needs no CORS from that agent:
   an `end` or an `error` event.
 
 `target` "" is this server. Other targets are reached only for a browser on
-this machine (loopback), unless `remote_targets`: otherwise the page would
-let anyone who reaches it make this server call any address (SSRF).
+this machine (loopback, not through a proxy), unless `remote_targets`:
+otherwise the page would let anyone who reaches it make this server call
+any address (SSRF).
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ class Inspector:
             raise web.HTTPBadRequest(text=f"unknown method {call.method!r}")
         if call.binding not in ("GRPC", "JSONRPC", "HTTP+JSON"):
             raise web.HTTPBadRequest(text=f"unknown binding {call.binding!r}")
-        if call.target and not self.remote_targets and request.remote not in LOOPBACK:
+        if call.target and not self.remote_targets and not _local(request):
             raise web.HTTPForbidden(text="the inspector calls other agents only for a browser "
                                          "on this machine (serve --inspector-remote-targets)")
         return call
@@ -183,6 +184,14 @@ class Inspector:
     async def _close(self, _: web.Application) -> None:
         while self._clients:
             await self._clients.popitem()[1].close()
+
+
+def _local(request: web.Request) -> bool:
+    """A browser on this machine: a loopback peer that is not a proxy passing
+    on someone else's request (a reverse proxy on this host is loopback too)."""
+    forwarded = any(h in request.headers for h in ("Forwarded", "X-Forwarded-For",
+                                                    "X-Real-IP"))
+    return request.remote in LOOPBACK and not forwarded
 
 
 def _request(cls: type[Message], params: dict[str, Any]) -> Message:

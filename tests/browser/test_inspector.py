@@ -18,7 +18,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "inspector"
 
 try:
-    from playwright.async_api import Browser, ConsoleMessage, Page, async_playwright
+    from playwright.async_api import Browser, ConsoleMessage, Error, Page, async_playwright
 except ImportError:  # pragma: no cover - the dev extra installs it
     async_playwright = None  # type: ignore[assignment]
 
@@ -58,13 +58,17 @@ class Steps:
     """The page, its console's errors, and a screenshot per step."""
 
     def __init__(self, page: Page, name: str) -> None:
-        self.page, self.errors = page, []  # type: list[str]
+        self.page = page
+        self.errors: list[str] = []
         self.folder = OUTPUT / name
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True)
         self.count = 0
         page.on("console", self._console)
-        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        page.on("pageerror", self._page_error)
+
+    def _page_error(self, exc: Error) -> None:
+        self.errors.append(f"page error: {exc}")
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "error":

@@ -1,0 +1,95 @@
+"""The API the inspector page calls (bridge/inspector.py), over real HTTP:
+calls and streams through each binding, and what it refuses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from a2a_grpc.context import CallContext
+from bridge import create_app
+from bridge.inspector import Inspector
+from generated import a2a_pb2 as pb
+from tests.conftest import Stack, StackFactory
+
+
+@pytest.fixture
+async def page(stack: StackFactory) -> AsyncIterator[tuple[Stack, str, aiohttp.ClientSession]]:
+    """A bridge app serving the inspector, whose card names `s`'s interfaces."""
+    s = await stack()
+    server = TestServer(create_app(s.handler, s.card(), inspector=Inspector()), host="127.0.0.1")
+    await server.start_server()
+    async with aiohttp.ClientSession() as session:
+        yield s, str(server.make_url("")).rstrip("/"), session
+    await server.close()
+
+
+def send(text: str, message_id: str) -> dict[str, object]:
+    return {"message": {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}}
+
+
+@pytest.mark.parametrize("binding", ["GRPC", "JSONRPC", "HTTP+JSON"])
+async def test_calls_and_streams_go_through_the_chosen_binding(
+        page: tuple[Stack, str, aiohttp.ClientSession], binding: str) -> None:
+    s, base, session = page
+    async with session.get(base + "/inspector") as resp:
+        assert resp.status == 200 and "A2A inspector" in await resp.text()
+    async with session.post(base + "/inspector/api/card", json={}) as resp:
+        assert (await resp.json())["card"]["name"] == s.handler.card.name
+    call = {"binding": binding, "method": "SendMessage", "params": send("hello", f"m-{binding}")}
+    async with session.post(base + "/inspector/api/call", json=call) as resp:
+        task = (await resp.json())["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    stored = await s.handler.get_task(pb.GetTaskRequest(id=task["id"]), CallContext())
+    assert stored.id == task["id"]  # the call reached the agent behind the card
+    stream = {"binding": binding, "method": "SendStreamingMessage",
+              "params": send("stream 3", f"s-{binding}")}
+    async with session.post(base + "/inspector/api/stream", json=stream) as resp:
+        assert resp.headers["Content-Type"] == "text/event-stream"
+        text = await resp.text()
+    blocks = [b for b in text.split("\n\n") if b]
+    assert blocks[-1].startswith("event: end")
+    events = [json.loads(b.removeprefix("data: ")) for b in blocks[:-1]]
+    chunks = [e["artifactUpdate"]["artifact"]["parts"][0]["text"] for e in events
+              if "artifactUpdate" in e]
+    assert chunks == ["chunk 1/3", "chunk 2/3", "chunk 3/3"]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_errors_and_refusals(page: tuple[Stack, str, aiohttp.ClientSession]) -> None:
+    _, base, session = page
+    api = base + "/inspector/api/"
+    missing = {"binding": "GRPC", "method": "GetTask", "params": {"id": "nope"}}
+    async with session.post(api + "call", json=missing) as resp:
+        assert (await resp.json())["error"]["reason"] == "TASK_NOT_FOUND"
+    bad = [(api + "call", b"not json", 400), (api + "call", b'{"method": "Nope"}', 400),
+           (api + "call", b'{"method": "GetTask", "binding": "SOAP"}', 400),
+           (api + "call", b'{"method": "SendStreamingMessage"}', 400),
+           (api + "stream", b'{"method": "GetTask"}', 400)]
+    for url, body, status in bad:
+        async with session.post(url, data=body) as resp:
+            assert resp.status == status, (url, body, await resp.text())
+    stream_error = {"binding": "JSONRPC", "method": "SubscribeToTask", "params": {"id": "nope"}}
+    async with session.post(api + "stream", json=stream_error) as resp:
+        text = await resp.text()
+    assert text.startswith("event: error") and "TASK_NOT_FOUND" in text
+    # another agent, for a browser behind a proxy (not on this machine): refused
+    elsewhere = {"target": "http://127.0.0.1:9", "method": "GetTask", "params": {"id": "x"}}
+    async with session.post(api + "call", json=elsewhere,
+                            headers={"X-Forwarded-For": "203.0.113.9"}) as resp:
+        assert resp.status == 403 and "inspector-remote-targets" in await resp.text()
+    async with session.post(api + "call", json=elsewhere) as resp:  # this machine: tried
+        assert (await resp.json())["error"]["reason"] == "AgentUnreachableError"
+    for path in ("/inspector/index.py", "/inspector/..%2Finspector.py"):
+        async with session.get(base + path) as resp:
+            assert resp.status == 404
+
+
+async def test_no_inspector_unless_asked(stack: StackFactory) -> None:
+    s = await stack()  # create_app without an Inspector, as `serve --no-inspector`
+    async with s.session.get(s.base_url + "/inspector") as resp:
+        assert resp.status == 404
