@@ -6,7 +6,8 @@ counted, no tracer: OTEL_* unset), and with spans exported over OTLP/HTTP
 (OTEL_EXPORTER_OTLP_ENDPOINT) to a receiver that answers 200 and counts
 what it got (benchmarks/otlp_sink.py, on the load generator's CPU). Same
 agent, same load generator (JSON-RPC): SendMessage at 1 and 32 concurrent,
-`stream 100` at 4 streams.
+`stream 100` at 4 streams. A third server samples 10% of traces
+(OTEL_TRACES_SAMPLER=parentbased_traceidratio), as a busy deployment would.
 
 Its section of docs/benchmarks.md sits between its own markers, so `make
 bench ARGS="--only observe"` rewrites only that.
@@ -28,7 +29,7 @@ from .servers import ROOT, Server, start_all
 
 ROWS = [Row("SendMessage", "JSON-RPC", 1), Row("SendMessage", "JSON-RPC", 32),
         Row("stream 100", "JSON-RPC", 4)]
-OFF, ON = "tracing off", "tracing on (OTLP)"
+OFF, ON, SAMPLED = "tracing off", "tracing on (OTLP)", "tracing on, 10% sampled"
 BEGIN, END = "<!-- bench:observe -->", "<!-- /bench:observe -->"
 
 
@@ -42,8 +43,12 @@ async def run(rounds: int, seconds: float, folder: Path,
                      "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
                      "OTEL_SERVICE_NAME": "a2a-grpc-bench"}
         made = [Server("ours", store=f"sqlite:///{folder / 'off.db'}", label=OFF),
-                Server("ours", store=f"sqlite:///{folder / 'on.db'}", label=ON, env=exporting)]
-        progress("starting ours on SQLite, without and with a span exporter, on CPU 0")
+                Server("ours", store=f"sqlite:///{folder / 'on.db'}", label=ON, env=exporting),
+                Server("ours", store=f"sqlite:///{folder / 'sampled.db'}", label=SAMPLED,
+                       env={**exporting, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                            "OTEL_TRACES_SAMPLER_ARG": "0.1"})]
+        progress("starting ours on SQLite, without a span exporter, with one, and with one "
+                 "sampling 10% of traces, on CPU 0")
         start_all(made)
         try:
             table = await measure_rounds(made, ROWS, rounds, seconds)
@@ -72,16 +77,16 @@ def render(table: Table, note: str) -> str:
     lines = [BEGIN, "### Observability (issue 19): what tracing costs", "",
              "Both on SQLite (the default store), metrics counted in both; JSON-RPC, medians; "
              "`ev`: events/s. " + note, "",
-             "| scenario | conc. | tracing off /s | tracing on /s | on / off | "
-             "p50 ms (off / on) |", "|---|---|---|---|---|---|"]
+             "| scenario | conc. | off /s | on /s | on / off | 10% sampled /s | sampled / off | "
+             "p50 ms (off / on / sampled) |", "|---|---|---|---|---|---|---|---|"]
     for row in ROWS:
         got = table.get(row, {})
-        a, b = med(got.get(OFF)), med(got.get(ON))
+        a, b, c = med(got.get(OFF)), med(got.get(ON)), med(got.get(SAMPLED))
         key = "first_event_ms" if row.scenario.startswith("stream") else "p50_ms"
         unit = " ev" if row.scenario.startswith("stream") else ""
+        p50 = " / ".join(_f(med(got.get(x), key), 2) for x in (OFF, ON, SAMPLED))
         lines.append(f"| {row.scenario} | {row.concurrency} | {_f(a)}{unit} | {_f(b)}{unit} | "
-                     f"{_pct(b, a)} | {_f(med(got.get(OFF), key), 2)} / "
-                     f"{_f(med(got.get(ON), key), 2)} |")
+                     f"{_pct(b, a)} | {_f(c)}{unit} | {_pct(c, a)} | {p50} |")
     return "\n".join([*lines, "", END])
 
 

@@ -119,14 +119,23 @@ def child(name: str, attributes: Mapping[str, Any] | None = None,
           parent: otel_context.Context | None = None,
           kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Span | None]:
     """A span around the block, current within it (None and no span when no
-    tracer is installed). An exception marks it an error and goes on."""
+    tracer is installed, or the trace is not sampled). An exception marks it
+    an error and goes on."""
     t = _tracer
-    if t is None:
+    if t is None or _sampled_out(parent):
         yield None
         return
     with t.start_as_current_span(name, context=parent, kind=kind,
                                  attributes=attributes) as span:
         yield span
+
+
+def _sampled_out(parent: otel_context.Context | None) -> bool:
+    """The trace goes on without recording (its root was not sampled): a child
+    would not be recorded either, so none is made. Its context still travels
+    on (the current span's), sampled flag and all."""
+    above = trace.get_current_span(parent).get_span_context()
+    return above.is_valid and not above.trace_flags.sampled
 
 
 def start(name: str, attributes: Mapping[str, Any], parent: otel_context.Context | None,

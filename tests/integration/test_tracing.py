@@ -12,6 +12,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from a2a_grpc.agent import RequestContext, TaskEvents
@@ -188,3 +189,22 @@ async def test_no_tracer_installed_makes_no_spans_and_sends_no_traceparent(
     finally:
         await hook.server.close()
     assert all("traceparent" not in h.headers for h in hook.hits)
+
+
+async def test_a_trace_not_sampled_records_nothing_anywhere(stack: StackFactory) -> None:
+    exporter = InMemorySpanExporter()
+    made = TracerProvider(sampler=ALWAYS_OFF)
+    made.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.install(made)
+    try:
+        second = await stack(observed=True)
+        relay = Relay("JSONRPC")
+        relay.target = second.card()
+        first = await stack(relay, observed=True)
+        async with A2AClient.from_card(first.card(), ClientOptions(prefer=["GRPC"])) as client:
+            reply = await client.send_text("hello")
+        assert reply.task.artifacts[0].parts[0].text == "relayed: echo: hello"
+        assert exporter.get_finished_spans() == ()
+    finally:
+        tracing.install(None)
+        made.shutdown()
