@@ -91,9 +91,4 @@ def render(table: Table, note: str) -> str:
 
 
 def write_docs(text: str) -> None:
-    doc = report.DOCS.read_text()
-    if BEGIN in doc and END in doc:
-        head, rest = doc.split(BEGIN, 1)
-        report.DOCS.write_text(head + text + rest.split(END, 1)[1])
-    else:
-        report.DOCS.write_text(doc.rstrip() + "\n\n" + text + "\n")
+    report.write_section(BEGIN, END, text)

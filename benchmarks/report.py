@@ -258,3 +258,14 @@ def write_docs(rep: Report, text: str) -> None:
         return
     head, rest = doc.split(BEGIN, 1)
     DOCS.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
+
+
+def write_section(begin: str, end: str, text: str) -> None:
+    """Put `text` (which starts with `begin` and ends with `end`) between those
+    markers in docs/benchmarks.md, or at its end the first time."""
+    doc = DOCS.read_text()
+    if begin in doc and end in doc:
+        head, rest = doc.split(begin, 1)
+        DOCS.write_text(head + text + rest.split(end, 1)[1])
+    else:
+        DOCS.write_text(doc.rstrip() + "\n\n" + text + "\n")

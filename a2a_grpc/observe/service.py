@@ -31,6 +31,7 @@ from .metrics import Metrics
 
 SERVICE = "lf.a2a.v1.A2AService"
 R = TypeVar("R", bound=Message)
+T = TypeVar("T")
 
 
 def outcome_of(exc: BaseException) -> str:
@@ -98,16 +99,22 @@ class ObservedService:
             count = self._counts[(rpc, outcome)] = m.requests.labels(rpc, self.binding, outcome)
         count.inc()
 
-    async def _unary(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[R]],
-                     req: Any, ctx: CallContext) -> R:
+    async def _called(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[T]],
+                      req: Any, ctx: CallContext) -> tuple[T, float, Span | None]:
+        """Await the call in its span (current meanwhile); a failure is counted
+        and ends the span. Returns the answer, when it started, and the span."""
         started = time.perf_counter()
         span = self._span(rpc, req, ctx)
         try:
             with tracing.current(span):
-                resp = await call(req, ctx)
+                return await call(req, ctx), started, span
         except BaseException as exc:
             self._ended(rpc, started, span, exc)
             raise
+
+    async def _unary(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[R]],
+                     req: Any, ctx: CallContext) -> R:
+        resp, started, span = await self._called(rpc, call, req, ctx)
         if span is not None:
             span.set_attributes(_ids(req, resp))
         self._ended(rpc, started, span, None)
@@ -126,14 +133,7 @@ class ObservedService:
 
     async def _stream(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[EventStream]],
                       req: Any, ctx: CallContext) -> EventStream:
-        started = time.perf_counter()
-        span = self._span(rpc, req, ctx)
-        try:
-            with tracing.current(span):
-                inner = await call(req, ctx)
-        except BaseException as exc:
-            self._ended(rpc, started, span, exc)
-            raise
+        inner, started, span = await self._called(rpc, call, req, ctx)
         self._ended(rpc, started, span, None, end_span=False)
         if self.metrics is None and span is None:
             return inner
