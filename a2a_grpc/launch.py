@@ -187,6 +187,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
         log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
                  "tasks in %s; Ctrl-C stops it", card.name,
                  ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(store_url))
+        if observe.inspector:
+            log.info("the inspector: open %s/inspector in a browser", base)
         if grpc_public is None and grpc_host.strip() in ("0.0.0.0", "::", ""):
             log.warning("listening on all addresses: the card names this machine as %s; "
                         "pass --public-url and --grpc-public-address with the names clients "
