@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
 
 from generated.a2a_pb2 import (
     AgentCard,
@@ -23,14 +22,12 @@ from generated.a2a_pb2 import (
     ListTasksResponse,
     SendMessageRequest,
     SendMessageResponse,
-    StreamResponse,
-    SubscribeToTaskRequest,
     Task,
 )
 
 from . import runs
 from .agent import AgentExecutor, TaskEvents
-from .bus import EventBus, LocalEventBus, Subscription
+from .bus import EventBus, LocalEventBus
 from .cards import extended_view
 from .context import CallContext
 from .core import lifecycle, listing, states
@@ -44,19 +41,18 @@ from .core.errors import (
 from .core.validate import validate
 from .handler_duties import ServerDuties
 from .handler_push import PushConfigCalls
+from .handler_streams import StreamCalls
 from .idempotency import Duplicate, Forwarded
 from .intake import Intake
-from .parameters import ServiceParameters, announces, last_event_id
+from .parameters import ServiceParameters
 from .push.configs import PushConfigs
 from .push.policy import PushPolicy
 from .registry import ActorRegistry
 from .runtime import Run
-from .scheduling import hold_starting
 from .stores import MemoryTaskStore, MessageTakenError, Scope, TaskStore
-from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
 
-class RequestHandler(ServerDuties, PushConfigCalls):
+class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
     """The A2A service over an agent, a task store and an event bus."""
 
     def __init__(
@@ -188,62 +184,6 @@ class RequestHandler(ServerDuties, PushConfigCalls):
         except Exception as exc:
             return exc
 
-    async def send_streaming_message(
-        self, req: SendMessageRequest, ctx: CallContext
-    ) -> EventStream:
-        self._require_streaming()
-        stack = AsyncExitStack()
-        subs: list[Subscription] = []
-
-        async def subscribe(task_id: str) -> None:
-            subs.append(await stack.enter_async_context(self.bus.subscribe(task_id)))
-
-        # Busy agents yield at every event until this stream's first event is out.
-        release = hold_starting()
-        try:
-            started = await self._start(req, ctx, subscribe)
-            if isinstance(started, Forwarded):  # another replica runs the task
-                started = Duplicate(None, started.task_id)
-            if isinstance(started, Duplicate):
-                release()
-                await stack.aclose()
-                stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
-                stream.announce = announces(ctx)
-                return stream
-            run = started
-            error = await run.started
-            if error is not None:
-                raise error
-        except BaseException:
-            release()
-            await stack.aclose()
-            raise
-        sub, first = subs[0], run.first_seq
-        # The run's stream ends after its last event when the run lets go of the
-        # task without settling it (a hand-off); subscribers follow on.
-        run.settled.add_done_callback(lambda _: sub.end())
-        return EventStream(Follow(stack, sub, first),
-                           ready=lambda: ready(sub.peek(), first - 1), announce=announces(ctx),
-                           first_sent=release)
-
-    async def _duplicate_stream(self, dup: Duplicate, scope: Scope) -> EventStream:
-        """A retried stream: the task as it stands and what follows, or the reply."""
-        if dup.run is not None:
-            error = await dup.run.started
-            if error is not None:
-                raise error
-            if dup.run.replied:
-                reply = await dup.run.settled
-                assert not isinstance(reply, BaseException)
-                return EventStream(one(dup.run.first_seq, StreamResponse(message=reply.message)))
-        task_id = dup.task_id or (dup.run.actor.task_id if dup.run is not None else None)
-        assert task_id is not None
-        tail = await open_tail(self.bus, self.store, scope, task_id)
-        if tail.state in states.SETTLED:
-            await tail.stack.aclose()
-            return EventStream(one(tail.seq, StreamResponse(task=tail.task)))
-        return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq))
-
     # -- tasks --
 
     async def get_task(self, req: GetTaskRequest, ctx: CallContext) -> Task:
@@ -297,26 +237,6 @@ class RequestHandler(ServerDuties, PushConfigCalls):
                 return final[0]
         # Another replica runs it, and canceled it: the store has it as it ended.
         return await self._get(self._scope(req.tenant, ctx), req.id)
-
-    async def subscribe_to_task(
-        self, req: SubscribeToTaskRequest, ctx: CallContext
-    ) -> EventStream:
-        """The current Task, then live events. With a last event id (resumable
-        streams extension), the Task, then every logged event after that id,
-        then live events; a final task then replays and closes."""
-        self._require_streaming()
-        self._preflight(ctx)
-        validate(req)
-        last = last_event_id(ctx)
-        found = await open_tail(self.bus, self.store, self._scope(req.tenant, ctx), req.id, last)
-        if last is None and found.state in states.TERMINAL:
-            await found.stack.aclose()
-            raise UnsupportedOperationError(
-                f"task {req.id} is {states.name(found.state)}; a final task has no more "
-                "events to subscribe to. Use GetTask to read it"
-            )
-        return EventStream(follow_task(found, last), ready=lambda: ready(found.sub.peek(),
-                           found.seq), announce=announces(ctx))
 
     async def task_events(self, task_id: str, *, tenant: str = "", owner: str = "") -> TaskEvents:
         """The events of an existing task, to continue it outside `execute()`:
