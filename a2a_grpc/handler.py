@@ -95,7 +95,10 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
         self._push_wake = wake
 
     def _wake_sender(self) -> None:
-        if self._push_wake is not None:
+        """After a commit's events are published: wake the sender if that (or an
+        earlier) commit queued deliveries. Waking it after every commit cost a
+        query of the outbox each time: 7% of SendMessage c=32 on SQLite."""
+        if self._push_wake is not None and self.store.take_queued():
             self._push_wake()
 
     def running(self, owner: str) -> int:

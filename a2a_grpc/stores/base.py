@@ -101,6 +101,10 @@ class TaskStore(Protocol):
     async def ping(self) -> bool:
         """Does the store answer a query? (Readiness; raising means no.)"""
 
+    def take_queued(self) -> bool:
+        """Did a commit queue push deliveries since the last call? The push
+        sender is woken only then (else it looks at its idle poll)."""
+
     async def count_states(self) -> dict[int, int]:
         """How many tasks are in each state (TaskState number -> count), all
         tenants and owners (metrics)."""

@@ -32,6 +32,7 @@ class MemoryTaskStore:
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
     timings: Callable[[str, float], None] | None = None  # nothing to time in memory
+    _queued: bool = False
     _next_id: int = 1
 
     async def open(self) -> None:
@@ -81,6 +82,7 @@ class MemoryTaskStore:
                     Delivery(self._next_id, scope, task_id, config_id, seq, 0, ""),
                     time.time_ns())
                 self._next_id += 1
+                self._queued = True
         return COMMITTED
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
@@ -131,6 +133,10 @@ class MemoryTaskStore:
 
     async def ping(self) -> bool:
         return True
+
+    def take_queued(self) -> bool:
+        queued, self._queued = self._queued, False
+        return queued
 
     async def count_states(self) -> dict[int, int]:
         counts: Counter[int] = Counter()

@@ -56,9 +56,14 @@ class SqlTaskStore(SqlPushQueries):
 
     lease: tuple[str, int] = ("", 0)  # (holder, ns): what a write records (see `hold`)
     timings: Timings | None = None
+    _queued = False  # a commit queued push deliveries (take_queued)
 
     async def ping(self) -> bool:
         return bool(await self._read("SELECT 1"))
+
+    def take_queued(self) -> bool:
+        queued, self._queued = self._queued, False
+        return queued
 
     async def count_states(self) -> dict[int, int]:
         rows = await self._query("counting tasks", "SELECT state, COUNT(*) FROM a2a_tasks "
@@ -85,8 +90,9 @@ class SqlTaskStore(SqlPushQueries):
 
     async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
         """One transaction for `batch` (riders: the SQLite store's; none here)."""
-        if batch:
-            await self._run(lambda tx: write_batch(tx, batch, self._states_of, self.lease))
+        if batch and await self._run(
+                lambda tx: write_batch(tx, batch, self._states_of, self.lease)):
+            self._queued = True
 
     async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
         found: dict[tuple[str, str], int] = {}

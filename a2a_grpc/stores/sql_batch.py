@@ -57,8 +57,9 @@ class States(Protocol):
 
 
 async def write_batch(tx: Tx, batch: list[Write], states_of: States,
-                      lease: tuple[str, int] = ("", 0)) -> None:
-    """`lease`: (holder, ns): the writer holds the tasks it writes for that long."""
+                      lease: tuple[str, int] = ("", 0)) -> bool:
+    """`lease`: (holder, ns): the writer holds the tasks it writes for that long.
+    True when the batch may have queued push deliveries."""
     listed: dict[tuple[str, str], Write] = {}  # the last write of each task that changes its row
     snapshots: dict[tuple[str, str], Write] = {}
     first: dict[tuple[str, str], int] = {}  # each task's first sequence number in the batch
@@ -104,12 +105,32 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States,
     if messages:
         await tx.executemany(_MESSAGE, messages)
     notified = [w for w in batch if w.notify]
-    # Most tasks have no webhook: one probe spares a statement per event.
+    # Most tasks have no webhook: a probe spares a statement per event, and says
+    # whether the sender has anything new to send.
     if notified and await tx.fetch("SELECT 1 FROM a2a_push_configs LIMIT 1"):
-        now = time.time_ns()
-        await tx.executemany(_NOTIFY, [
-            (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant, w.task_id)
-            for w in notified])
+        hooked = await _with_configs(tx, {(w.scope.tenant, w.task_id) for w in notified})
+        notified = [w for w in notified if (w.scope.tenant, w.task_id) in hooked]
+        if notified:
+            now = time.time_ns()
+            await tx.executemany(_NOTIFY, [
+                (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant,
+                 w.task_id) for w in notified])
+            return True
+    return False
+
+
+async def _with_configs(tx: Tx, keys: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Which of these (tenant, task id) have push configs."""
+    found: set[tuple[str, str]] = set()
+    listed = sorted(keys)
+    for at in range(0, len(listed), 50):
+        chunk = listed[at:at + 50]
+        rows = await tx.fetch(
+            "SELECT DISTINCT tenant, task_id FROM a2a_push_configs WHERE "
+            + " OR ".join(["(tenant = ? AND task_id = ?)"] * len(chunk)),
+            *(v for key in chunk for v in key))
+        found.update((r[0], r[1]) for r in rows)
+    return found
 
 
 def frames(seq: int, n: int, body: bytes) -> Iterator[tuple[int, bytes]]:

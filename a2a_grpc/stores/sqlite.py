@@ -155,9 +155,9 @@ class SqliteTaskStore(SqlTaskStore):
                     answers.append((read(conn), None))
                 except sqlite3.Error as exc:
                     answers.append((None, exc))
-            if batch:
-                _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of,
-                                                        self.lease))
+            if batch and _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of,
+                                                                   self.lease)):
+                self._queued = True  # read on the loop once this batch's events are out
 
         try:
             await self._in_thread(work)

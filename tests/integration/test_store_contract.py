@@ -295,14 +295,20 @@ async def test_unreachable_postgres_says_so() -> None:
 
 
 async def test_outbox(store: TaskStore) -> None:
-    t = task(1, states.WORKING)
+    t, other = task(1, states.WORKING), task(2, states.WORKING)
     await store.append(ME, t, 1, ev(t), notify=True)  # no configs yet: nothing queued
+    assert store.take_queued() is False
     for cid in ("a", "b"):
         await store.save_push_config(ME, pb.TaskPushNotificationConfig(
             task_id=t.id, id=cid, url=f"https://x/{cid}"))
+    await store.append(ME, other, 1, ev(other), notify=True)  # a task without configs
+    assert store.take_queued() is False  # the sender is not woken for it
     for seq in (2, 3):
         await store.append(ME, t, seq, ev(t), notify=True)
+    assert store.take_queued() is True
+    assert store.take_queued() is False  # until the next commit that queues
     await store.append(ME, t, 4, ev(t))  # notify=False: push is off
+    assert store.take_queued() is False
     far = 2**62
     due = await store.due_deliveries(far, 10)
     assert sorted((d.config_id, d.seq) for d in due) == [("a", 2), ("b", 2)]  # heads only
