@@ -117,9 +117,10 @@ class Inspector:
         cls, attr, streams = METHODS[call.method]
         if streams:
             raise web.HTTPBadRequest(text=f"{call.method} streams: use /inspector/api/stream")
+        req = _request(cls, call.params)  # bad params: 400, before any call
         try:
             client = await self._client(call)
-            result = await getattr(client, attr)(_request(cls, call.params))
+            result = await getattr(client, attr)(req)
         except Exception as exc:
             return web.json_response({"error": _error(exc)})
         return web.json_response({"result": json_format.MessageToDict(result)})
@@ -129,12 +130,13 @@ class Inspector:
         cls, attr, streams = METHODS[call.method]
         if not streams:
             raise web.HTTPBadRequest(text=f"{call.method} does not stream: use /inspector/api/call")
+        req = _request(cls, call.params)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
         try:
             client = await self._client(call)
-            async for event in getattr(client, attr)(_request(cls, call.params)):
+            async for event in getattr(client, attr)(req):
                 data = json.dumps(json_format.MessageToDict(event))
                 await resp.write(f"data: {data}\n\n".encode())
             await resp.write(b"event: end\ndata: {}\n\n")

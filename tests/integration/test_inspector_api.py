@@ -69,7 +69,9 @@ async def test_errors_and_refusals(page: tuple[Stack, str, aiohttp.ClientSession
     bad = [(api + "call", b"not json", 400), (api + "call", b'{"method": "Nope"}', 400),
            (api + "call", b'{"method": "GetTask", "binding": "SOAP"}', 400),
            (api + "call", b'{"method": "SendStreamingMessage"}', 400),
-           (api + "stream", b'{"method": "GetTask"}', 400)]
+           (api + "stream", b'{"method": "GetTask"}', 400),
+           (api + "call", b'{"method": "GetTask", "params": {"id": 7, "bogus": 1}}', 400),
+           (api + "stream", b'{"method": "SubscribeToTask", "params": {"nope": 1}}', 400)]
     for url, body, status in bad:
         async with session.post(url, data=body) as resp:
             assert resp.status == status, (url, body, await resp.text())
