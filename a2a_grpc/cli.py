@@ -38,8 +38,10 @@ def _http_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--public-url", metavar="URL",
                    help="base URL clients use for HTTP, when behind a proxy "
                         "(default http://HOST:HTTP_PORT)")
-    p.add_argument("--keepalive", type=float, default=2.0,
-                   help="seconds between SSE keep-alives on quiet streams (default 2)")
+    p.add_argument("--keepalive", type=float, default=2.0, metavar="SECONDS",
+                   help="seconds between SSE keep-alive comments on quiet streams (default 2: "
+                        "under the 5 s read timeout of the official Python clients and the "
+                        "idle timeouts of proxies)")
     p.add_argument("--max-body", type=int, default=8 * 1024 * 1024,
                    help="largest HTTP request body in bytes (default 8 MiB)")
     t = p.add_argument_group("TLS (both ports; the files may be replaced while serving)")

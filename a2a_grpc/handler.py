@@ -49,7 +49,7 @@ from .push.configs import PushConfigs
 from .push.policy import PushPolicy
 from .registry import ActorRegistry
 from .runtime import Run
-from .stores import MemoryTaskStore, MessageTakenError, Scope, TaskStore
+from .stores import MemoryTaskStore, MessageTakenError, Scope, TaskFencedError, TaskStore
 
 
 class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
@@ -164,6 +164,10 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
             if taken is not None:
                 outcome = await self._settled_elsewhere(scope, taken,
                                                         req.configuration.return_immediately)
+        elif isinstance(outcome, TaskFencedError):  # another replica took the task over
+            outcome = await self._settled_elsewhere(self._scope(req.tenant, ctx),
+                                                    outcome.task_id,
+                                                    req.configuration.return_immediately)
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):

@@ -51,6 +51,7 @@ class ServerDuties:
             async with self._actors.loaded(scope, stored.task.id) as actor:
                 if actor.running():
                     continue
+                actor.epoch = stored.epoch  # claimed just now: the fence's new epoch
                 if self.executor.resumable:
                     self._actors.start(actor, self.executor, None)
                 else:

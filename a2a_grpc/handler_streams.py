@@ -18,7 +18,7 @@ from .idempotency import Duplicate, Forwarded
 from .parameters import announces, last_event_id
 from .runtime import Run
 from .scheduling import hold_starting
-from .stores import Scope, TaskStore
+from .stores import Scope, TaskFencedError, TaskStore
 from .streams import EventStream, Follow, follow_task, one, open_tail, ready
 
 
@@ -77,8 +77,11 @@ class StreamCalls:
             raise
         sub, first = subs[0], run.first_seq
         # The run's stream ends after its last event when the run lets go of the
-        # task without settling it (a hand-off); subscribers follow on.
-        run.settled.add_done_callback(lambda _: sub.end())
+        # task without settling it (a hand-off); subscribers follow on. A run that
+        # lost the task to another replica lets go too, but its stream follows
+        # the task on, as that replica writes it, to its end.
+        run.settled.add_done_callback(
+            lambda done: None if isinstance(done.result(), TaskFencedError) else sub.end())
         return EventStream(Follow(stack, sub, first),
                            ready=lambda: ready(sub.peek(), first - 1), announce=announces(ctx),
                            first_sent=release)
@@ -105,8 +108,9 @@ class StreamCalls:
         self, req: SubscribeToTaskRequest, ctx: CallContext
     ) -> EventStream:
         """The current Task, then live events. With a last event id (resumable
-        streams extension), the Task, then every logged event after that id,
-        then live events; a final task then replays and closes."""
+        streams extension): every logged event after that id, then live
+        events, and no Task ahead of them (streams.follow_task); a final task
+        replays and closes."""
         self._require_streaming()
         self._preflight(ctx)
         validate(req)

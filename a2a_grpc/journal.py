@@ -13,7 +13,8 @@ published (streams, push notifications) only once it is committed.
 - When an append fails, every event after the last committed one is undone
   (the actor's task and sequence number go back to the last committed
   event), each run whose events were lost learns it at its next event or at
-  its end (`Run.lost`), and whoever waits gets the error.
+  its end (`Run.lost`), and whoever waits gets the error. The actor is told
+  the error too: a fenced append (TaskFencedError) means it lost the task.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class Journal:
     __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
 
     def __init__(self, seq: int, publish: Callable[[int, StreamResponse], Awaitable[None]],
-                 restore: Callable[[list[Pending]], None]) -> None:
+                 restore: Callable[[list[Pending], BaseException], None]) -> None:
         self.committed = seq  # the last event committed and published
         self._publish, self._restore = publish, restore
         self._pending: deque[Pending] = deque()
@@ -131,7 +132,7 @@ class Journal:
         self._pending.clear()
         for pending in lost[1:]:  # failed with the first, or would: consume their outcome
             _consume(pending.written)
-        self._restore(lost)
+        self._restore(lost, error)
         for pending in lost:
             run = pending.run
             if run is not None:

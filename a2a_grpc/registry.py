@@ -3,7 +3,9 @@
 Actors are handed out with a user count and dropped when nobody uses them.
 The registry starts runs, queues follow-ups behind the active run and starts
 the next when one ends. Writers outside any run (a task continued later
-through `task_events`) go through the same actor.
+through `task_events`) go through the same actor. An actor that lost its task
+(`TaskActor.fenced`) is never handed out again: the next caller gets one read
+afresh from the store.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class ActorRegistry:
     async def load(self, scope: Scope, task_id: str) -> TaskActor:
         """The live actor of an existing task, or one made from the store."""
         actor = self._actors.get(task_id)
-        if actor is not None:
+        if actor is not None and actor.fenced is None:
             if actor.scope != scope or actor.task is None:
                 raise TaskNotFoundError(f"task {task_id!r} not found")
             return actor
@@ -68,9 +70,9 @@ class ActorRegistry:
         if stored is None:
             raise TaskNotFoundError(f"task {task_id!r} not found")
         actor = self._actors.get(task_id)  # another caller may have loaded it meanwhile
-        if actor is None:
+        if actor is None or actor.fenced is not None:
             actor = TaskActor(scope, task_id, stored.task.context_id, stored.task, stored.seq,
-                              self._store, self._bus, self._after_commit)
+                              self._store, self._bus, self._after_commit, stored.epoch)
             self._actors[task_id] = actor
         return actor
 
@@ -134,7 +136,9 @@ class ActorRegistry:
         while actor.waiting and not actor.runs:
             run = actor.waiting.popleft()
             task = actor.task
-            if self._closing or task is None or task.status.state in states.TERMINAL:
+            if actor.fenced is not None:
+                run.settle(actor.fenced)  # the task is another replica's now
+            elif self._closing or task is None or task.status.state in states.TERMINAL:
                 run.settle(actor.response())
             else:
                 self._launch(run)
@@ -151,13 +155,15 @@ class ActorRegistry:
     def runs(self, scope: Scope, task_id: str) -> bool:
         """Is a run of this process on the task?"""
         actor = self._actors.get(task_id)
-        return actor is not None and actor.scope == scope and actor.running()
+        return (actor is not None and actor.scope == scope and actor.fenced is None
+                and actor.running())
 
     async def cancel_running(self, scope: Scope, task_id: str, executor: AgentExecutor) -> bool:
         """Cancel the task if a run of this process is on it (another replica
         asked, bus.ask); False when none is."""
         actor = self._actors.get(task_id)
-        if actor is None or actor.scope != scope or not actor.running():
+        if actor is None or actor.scope != scope or actor.fenced is not None or \
+                not actor.running():
             return False
         actor.users += 1
         try:

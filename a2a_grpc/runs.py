@@ -11,6 +11,11 @@
   started. The active run may take it (`context.follow_ups`): its caller then
   follows the taker, settling at the task's next settled state or when the
   taker ends. What is left when the active run ends runs next, in order.
+- A run whose actor lost the task (the store's fence refused a write: another
+  replica took it over) stops where it is and settles with that
+  TaskFencedError; the handler then answers with the task as it now stands,
+  and the run's stream follows it (handler_streams.py). Nothing more of the
+  run is written, nor is the task failed: it is the other replica's.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from .core import states
 from .core.errors import A2AError, InvalidAgentResponseError, public
 from .observe import tracing
-from .stores import MessageTakenError
+from .stores import MessageTakenError, TaskFencedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -118,24 +123,30 @@ class Run:
                     await self.executor.resume(snap[0], events)
             await self.actor.flush(self)  # the agent's last events are stored, or it failed
         except asyncio.CancelledError:
-            if not self.cancelled:
+            if not self.cancelled and self.actor.fenced is None:
                 raise  # the server is shutting down
+            if self.actor.fenced is not None and (current := asyncio.current_task()):
+                current.uncancel()  # stopped because the task is lost: handled below
         except MessageTakenError as exc:  # another replica's task: nothing of ours to write
             self.settle(exc)
         except Exception as exc:
-            if not self.emitted and isinstance(exc, A2AError) and public(exc) is exc:
+            if self.actor.fenced is not None:
+                pass  # lost the task: settled below
+            elif not self.emitted and isinstance(exc, A2AError) and public(exc) is exc:
                 self.settle(exc)  # refused before doing anything: the call fails
             else:
                 log.exception("agent failed on task %s", self.actor.task_id)
                 await self._fail(FAILED)
         else:
             task = self.actor.task
-            if not (self.replied or self.handed_off or (
+            if self.actor.fenced is None and not (self.replied or self.handed_off or (
                     task is not None and task.status.state in states.SETTLED)):
                 await self._returned()  # the agent returned with the task unsettled
         finally:
             self.actor.runs.discard(self)
-            if not self.cancelled:
+            if self.actor.fenced is not None:
+                self.settle(self.actor.fenced)
+            elif not self.cancelled:
                 self.settle(self.actor.response())
 
     async def _returned(self) -> None:
@@ -145,6 +156,8 @@ class Run:
                 await self.hand_off()
                 return
             except Exception:
+                if self.actor.fenced is not None:
+                    return  # lost the task meanwhile: nothing to hand off
                 log.exception("could not hand task %s off", self.actor.task_id)
         else:
             log.warning("the agent returned leaving task %s %s: marked FAILED. Call "
@@ -158,6 +171,8 @@ class Run:
             if self.pending is not None:
                 await self.actor.emit(StreamResponse(task=Task(id=self.actor.task_id)), self)
             await self.actor.finish(states.FAILED, text)
+        except TaskFencedError:
+            pass  # another replica's task now: it is not ours to fail (settled by main)
         except Exception as exc:  # the store itself failed: nothing more to write
             log.exception("could not mark task %s failed", self.actor.task_id)
             self.settle(exc)

@@ -15,6 +15,10 @@
   follow-up message that arrives meanwhile is recorded and queued, and runs
   next unless the active run takes it (see runs.py).
 - `registry.ActorRegistry` hands out actors, at most one per task.
+- An actor whose append the store's fence refuses (TaskFencedError: another
+  replica took the task over, or wrote it meanwhile) has lost the task for
+  good (`fenced`): its runs are stopped, every later event is refused, and
+  the registry reads the task afresh for whoever comes next.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from .journal import MAX_IN_FLIGHT, Journal, Pending
 from .observe import tracing
 from .runs import Outcome, Run
 from .scheduling import Sink, Turn
-from .stores import COMMITTED, Scope, TaskStore
+from .stores import COMMITTED, Scope, TaskFencedError, TaskStore
 
 log = logging.getLogger("a2a_grpc.runtime")
 
@@ -58,12 +62,15 @@ class TaskActor:
     def __init__(
         self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
         store: TaskStore, bus: EventBus, after_commit: Callable[[], None] | None = None,
+        epoch: int = 0,
     ) -> None:
         self.scope = scope
         self.task_id = task_id
         self.context_id = context_id
         self.task = task  # None until the first event creates it
         self.seq = seq
+        self.epoch = epoch  # the task's epoch when it was read: what the store's fence checks
+        self.fenced: TaskFencedError | None = None  # set once the fence refused a write
         self.runs: set[Run] = set()  # at most one whose execute() has not returned
         self.waiting: deque[Run] = deque()  # follow-ups recorded, not yet run or taken
         self.users = 0
@@ -91,6 +98,8 @@ class TaskActor:
         else:
             turn.held = True
         try:
+            if self.fenced is not None:
+                raise self.fenced
             if run is not None and run.lost is not None:  # its earlier events were not stored
                 error, run.lost = run.lost, None
                 raise error
@@ -232,10 +241,12 @@ class TaskActor:
             written = self._store.append(self.scope, task, seq, event,
                                          message.message_id if message else None,
                                          self._after_commit is not None,
-                                         derived=undo is not None)
-        except BaseException:
+                                         derived=undo is not None, epoch=self.epoch)
+        except BaseException as exc:
             if undo is not None:
                 undo()
+            if isinstance(exc, TaskFencedError):
+                self._lose(exc)
             raise
         before, self.task, self.seq = self.task, task, seq
         journal = self._journal
@@ -264,7 +275,7 @@ class TaskActor:
         if self._after_commit is not None:
             self._after_commit()
 
-    def _restore(self, lost: list[Pending]) -> None:
+    def _restore(self, lost: list[Pending], error: BaseException) -> None:
         """Back to the last committed event: `lost` (in order) were not stored."""
         task = self.task
         for pending in reversed(lost):
@@ -273,6 +284,21 @@ class TaskActor:
             else:
                 task = pending.before
         self.task, self.seq = task, self._journal.committed
+        if isinstance(error, TaskFencedError):
+            self._lose(error)
+
+    def _lose(self, error: TaskFencedError) -> None:
+        """The store refused a write of ours: the task is no longer ours to write.
+        Stop the runs on it (they settle with `error`; see runs.py)."""
+        if self.fenced is not None:
+            return
+        self.fenced = error
+        log.warning("lost task %s: %s. Its run stops; this replica follows the task as "
+                    "it now stands", self.task_id, error.why)
+        current = asyncio.current_task()
+        for run in self.runs:
+            if run.aio_task is not None and run.aio_task is not current:
+                run.aio_task.cancel()
 
     def response(self) -> SendMessageResponse:
         response = SendMessageResponse()

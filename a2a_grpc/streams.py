@@ -14,7 +14,7 @@ from generated.a2a_pb2 import StreamResponse, Task, TaskState
 
 from .bus.base import END, Event, EventBus, Subscription
 from .core import lifecycle, states
-from .core.errors import TaskNotFoundError
+from .core.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
 from .stores.base import Scope, TaskStore
 
 Numbered = tuple[int | None, StreamResponse]
@@ -34,15 +34,16 @@ FIRST_EVENT_ID = "a2a-first-event-id"
 # How a client asks SubscribeToTask to resume after an event (HTTP: Last-Event-ID).
 LAST_EVENT_ID = "a2a-last-event-id"
 # The extension (in the card, and declared by clients in A2A-Extensions) for all of this.
-RESUMABLE_STREAMS_URI = "urn:a2a-grpc:extension:resumable-streams:v1"
+# v2: a resume is a replay, with no Task ahead of it (v1 opened with the current Task).
+RESUMABLE_STREAMS_URI = "urn:a2a-grpc:extension:resumable-streams:v2"
 
 
 class EventStream(AsyncIterator[StreamResponse]):
     """An async iterator of StreamResponse events.
 
     After each event, `seq` is that event's sequence number in the task's
-    event log (the SSE `id:`), or None for an event that has none (the Task
-    snapshot that opens a resumed stream). `numbered` is False when the
+    event log (the SSE `id:`), or None for an event that has none (a direct
+    reply's source may know none). `numbered` is False when the
     source knows no sequence numbers at all (a gateway in front of a gRPC
     server). `ready()` is true when the next event is already here, so a
     transport may gather several into one write; when it says false, the next
@@ -160,13 +161,20 @@ class Tail:
 
 async def open_tail(bus: EventBus, store: TaskStore, scope: Scope, task_id: str,
                     resume: int | None = None) -> Tail:
-    """Subscribe, then read the snapshot: no event can fall between the two."""
+    """Subscribe, then read the snapshot: no event can fall between the two.
+    `resume`: the client's last event id; the events logged after it are read
+    for the replay (an id past the task's last event is InvalidParams)."""
     stack = AsyncExitStack()
     try:
         sub = await stack.enter_async_context(bus.subscribe(task_id))
         found = await store.get(scope, task_id)
         if found is None:
             raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        if resume is not None and resume > found.seq:
+            raise InvalidParamsError(
+                f"last event id {resume} is past the last event of task {task_id} "
+                f"({found.seq})", violations=[FieldViolation(
+                    "Last-Event-ID", "the id of an event this task's stream sent")])
         replay = [] if resume is None else await store.events(scope, task_id, resume, found.seq)
     except BaseException:
         await stack.aclose()
@@ -175,12 +183,20 @@ async def open_tail(bus: EventBus, store: TaskStore, scope: Scope, task_id: str,
 
 
 async def follow_task(tail: Tail, resume: int | None) -> AsyncGenerator[Numbered, None]:
-    """The task as it stands, the replay, then live events until the task
-    settles (whatever run, or no run, writes them)."""
+    """The task as it stands (or, on a resume, the events logged after the
+    client's last one instead), then live events until the task settles
+    (whatever run, or no run, writes them).
+
+    A resume is a replay, not a restart: the stream goes on exactly after the
+    client's last event, each event once, in order, so a client applying
+    them (chunks appended to an artifact) ends with what it would have had
+    without the cut. It opens with no Task: a snapshot of the task as it is
+    now, ahead of older events, would show the end before the events that
+    lead to it. Without a last event id, §3.1.6 holds: the current Task
+    comes first."""
     async with tail.stack:
-        # §3.1.6: the current Task comes first. On a resume it carries no id,
-        # so the client's last event id stays where it was until the replay.
-        yield (tail.seq if resume is None else None), StreamResponse(task=tail.task)
+        if resume is None:
+            yield tail.seq, StreamResponse(task=tail.task)
         for seq, logged in tail.replay:
             yield seq, logged
         if tail.state in states.TERMINAL:

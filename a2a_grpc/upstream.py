@@ -59,12 +59,12 @@ def error_of_call(err: grpc.aio.AioRpcError, target: str) -> A2AError:
 
 def grpc_numbers(first_id: str | None, resume: str | None) -> Iterator[int | None] | None:
     """Sequence numbers of a gRPC stream's events (see streams.FIRST_EVENT_ID): counting
-    from the first event's, or, on a resume, the snapshot (none) then the client's last
-    id + 1; None when the server tells neither."""
+    from the first event's, or, on a resume (a replay: no Task ahead of it), from the
+    client's last id + 1; None when the server tells neither."""
     if first_id and first_id.strip().isdigit():
         return itertools.count(int(first_id))
     if resume and resume.strip().isdigit():
-        return itertools.chain([None], itertools.count(int(resume) + 1))
+        return itertools.count(int(resume) + 1)
     return None
 
 

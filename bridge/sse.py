@@ -1,11 +1,18 @@
 """Server-Sent Events over aiohttp, with keep-alives and clean hang-ups.
 
 Each event is written as `id:` (when known) and `data:` lines. While the
-source is quiet, a `: keep-alive` comment goes out every `keepalive` seconds,
-so a client with a short read timeout (the official Python client waits 5 s)
-never gives up on a live stream, and a client that has gone away is noticed
-at the next write. The source is closed (unsubscribing) whatever ends the
-stream.
+source is quiet, a `: keep-alive` comment line goes out every `keepalive`
+seconds, so a client with a short read timeout (the official Python client
+waits 5 s) never gives up on a live stream, and a client that has gone away
+is noticed at the next write. The source is closed (unsubscribing) whatever
+ends the stream.
+
+The keep-alive is a comment line and nothing more: no blank line after it.
+A blank line ends an event, and a parser that keeps the last event id (as the
+SSE rules say; httpx-sse does, under the official Python clients) turns a
+blank line after a comment into an event with empty data, which those
+clients then fail to parse as JSON. A comment line alone is skipped by every
+parser, and the event after it is read as usual.
 
 Why a ticker and not a timeout per read: the read of the source must never
 be cancelled by a keep-alive (that would close the subscription), and
@@ -38,7 +45,7 @@ HEADERS = {
     "Cache-Control": "no-cache",
     "X-Accel-Buffering": "no",  # let proxies such as nginx pass events through at once
 }
-KEEPALIVE = b": keep-alive\n\n"
+KEEPALIVE = b": keep-alive\n"  # a comment line, no blank line: see above
 
 
 def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -> bytes:

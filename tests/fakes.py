@@ -63,7 +63,7 @@ class FullDiskStore(MemoryTaskStore):
 
     def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
                message_id: str | None = None, notify: bool = False,
-               derived: bool = False) -> Awaitable[None]:
+               derived: bool = False, epoch: int = 0) -> Awaitable[None]:
         if self.refuse_next > 0:
             self.refuse_next -= 1
             raise OSError("No space left on device")
@@ -81,4 +81,4 @@ class FullDiskStore(MemoryTaskStore):
                 failed.set_exception, OSError("No space left on device"))
             return failed
         return MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify,
-                                      derived)
+                                      derived, epoch)

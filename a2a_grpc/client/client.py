@@ -264,15 +264,12 @@ class A2AClient:
         declare = (RESUMABLE_STREAMS.uri,) if resumable else ()  # gRPC then numbers events
         stream = await self._open(rpc, req, extensions=declare)
         task_id, last_seq, resumes = "", None, 0
-        skip_snapshot = False
         try:
             while True:
                 try:
+                    # A resumed stream replays exactly what follows the last event
+                    # seen (no Task ahead of it): each event reaches the caller once.
                     async for event in stream:
-                        if skip_snapshot:  # a resumed stream opens with the Task: seen already
-                            skip_snapshot = False
-                            if event.HasField("task"):
-                                continue
                         if stream.seq is not None:
                             last_seq = stream.seq
                         task_id = task_id or _task_id(event)
@@ -299,7 +296,6 @@ class A2AClient:
                                           {LAST_EVENT_ID: str(last_seq),
                                            "Last-Event-ID": str(last_seq)}, retry=True,
                                           extensions=declare)
-                skip_snapshot = True
         finally:
             await stream.aclose()
 

@@ -14,6 +14,7 @@ from .base import (
     Scope,
     StoredTask,
     StoreUnavailableError,
+    TaskFencedError,
     TaskStore,
 )
 from .memory import MemoryTaskStore
@@ -27,6 +28,7 @@ __all__ = [
     "Scope",
     "StoreUnavailableError",
     "StoredTask",
+    "TaskFencedError",
     "TaskStore",
     "open_store",
     "store_for",

@@ -16,6 +16,15 @@ the store as one transaction), and the appends of one task are committed in
 the order they were made. Nothing may be shown to anyone before its append
 has completed.
 
+Fencing: an append extends the log only where its writer left it. It is
+refused, with nothing of it written (its awaitable raises `TaskFencedError`),
+when the task's log already ends in a final event (a final task is
+immutable), when the task was taken over since the writer read it (a claim,
+`unsettled`, moves the task's `epoch` on, and the writer's is older), or when
+the log does not end at `seq - 1` (another server appended meanwhile). A
+refused writer has lost the task: it stops, and reads the task again if it
+has anything more to do with it.
+
 Failures of the store itself (disk full, database unreachable, lock
 timeout) raise `StoreUnavailableError`: the caller sees a clear, retryable
 error and the write is not reported as done.
@@ -44,6 +53,19 @@ class MessageTakenError(StoreUnavailableError):
     default_message = "This messageId was recorded by another server first; try again"
 
 
+class TaskFencedError(StoreUnavailableError):
+    """An append refused by the fence (see the module's doc): the writer's view of
+    the task is stale. `taken` is True when another replica claimed the task
+    (this one's lease ended). Retryable for a caller: a new attempt reads the
+    task as it now stands."""
+
+    default_message = "This task was changed by another server meanwhile; try again"
+
+    def __init__(self, task_id: str, why: str, *, taken: bool = False) -> None:
+        super().__init__(f"task {task_id}: {why}")
+        self.task_id, self.why, self.taken = task_id, why, taken
+
+
 class _Committed:
     """An append that was committed before `append` returned (the memory store's):
     awaiting it costs nothing, and a caller can test for it with `is COMMITTED`."""
@@ -66,6 +88,7 @@ class Scope(NamedTuple):
 class StoredTask(NamedTuple):
     task: Task  # a fresh copy: the caller may change it freely
     seq: int
+    epoch: int = 0  # moved on by each takeover (`unsettled` with a claim): the fence
 
 
 class Claim(NamedTuple):
@@ -112,11 +135,15 @@ class TaskStore(Protocol):
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
+        epoch: int = 0,
     ) -> Awaitable[None]:
         """Atomically: `task` as of event `seq`, `event` added to its log, (when
         `event` records a user message) that message's id, and (`notify`) one
         outbox entry per push config of the task. The awaitable completes when
-        that is committed (COMMITTED: at once) or raises StoreUnavailableError.
+        that is committed (COMMITTED: at once) or raises StoreUnavailableError;
+        TaskFencedError when the fence refuses it (`epoch`: the task's epoch
+        when the writer read it; see the module's doc). A store may also raise
+        TaskFencedError from the call itself.
 
         `derived`: `task` is the task this store holds, with `event` applied by
         `lifecycle.apply` (the runtime's status and artifact events). A store may
@@ -149,8 +176,10 @@ class TaskStore(Protocol):
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         """Tasks left SUBMITTED or WORKING by a run (crash recovery), not those
         handed off. With `claim` (replicas sharing the store): only those whose
-        lease ended before claim.now_ns, each now held by claim.holder until
-        claim.until_ns; a replica claiming at the same time gets none of them.
+        lease ended before claim.now_ns and that another holder held, each now
+        held by claim.holder until claim.until_ns, its epoch moved on (so the
+        writer that held it is fenced off); a replica claiming at the same
+        time gets none of them.
 
         A write holds its task for the writer (`lease`: holder, ns) from then;
         `renew` extends what a live replica holds."""

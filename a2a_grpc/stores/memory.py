@@ -20,6 +20,7 @@ from ..core import listing, states
 from ..core.ids import nanos_of
 from ..core.listing import SortKey, TaskQuery
 from .base import COMMITTED, Claim, Delivery, Scope, StoredTask
+from .fence import fenced
 from .memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
 
 
@@ -44,12 +45,15 @@ class MemoryTaskStore:
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
+        epoch: int = 0,
     ) -> Awaitable[None]:
         tasks = self._tasks.get(scope)
         if tasks is None:
             tasks = self._tasks[scope] = {}
         task_id, status = task.id, task.status
         old = tasks.get(task_id)
+        if seq > 1 or old is not None:  # one process: no takeover, so no epoch to check
+            fenced(task_id, seq, None if old is None else head(old))
         body = event.SerializeToString()
         frame = FRAME.pack(seq, len(body))
         if derived and isinstance(old, Live) and (state := status.state) not in TERMINAL:
@@ -61,10 +65,7 @@ class MemoryTaskStore:
             if not event.HasField("artifact_update"):  # an artifact changes neither
                 old.ns, old.state = nanos_of(status.timestamp), state
         else:
-            if isinstance(old, bytes):  # a final task taking an event: unpack it
-                view = View(old)
-                old = Live(view.blob(task_id), view.seq, view.ns, view.context_id, view.state,
-                            bytearray(view.log(task_id)))
+            assert not isinstance(old, bytes)  # final: fenced above
             row = Live(task.SerializeToString(), seq, nanos_of(status.timestamp),
                         task.context_id, status.state,
                         old.log if old is not None else bytearray())

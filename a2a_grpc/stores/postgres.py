@@ -15,6 +15,7 @@ from typing import Any
 
 import asyncpg
 
+from .fence import Fence
 from .sql import Row, SqlTaskStore, Tx
 
 _MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
@@ -77,14 +78,28 @@ class PostgresTaskStore(SqlTaskStore):
         async with self._acquire() as conn, conn.transaction():
             return await work(_PgTx(conn))
 
-    async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    async def _fences_of(self, tx: Tx, keys: list[tuple[str, str]]
+                         ) -> dict[tuple[str, str], Fence]:
+        """The fence's reads (sql_batch.Fences). Replicas write at once: the task
+        rows are locked first (FOR UPDATE, in key order so two batches never
+        wait on each other in a circle), and held to the commit; a claim or
+        another writer waits for them, and this waits for theirs and then reads
+        what they committed. The last sequence numbers are read after the
+        locks, by a statement of their own: it sees the events of every writer
+        that held a lock before (a statement's snapshot is taken at its start)."""
         if not keys:
             return {}
+        tenants, ids = [k[0] for k in keys], [k[1] for k in keys]
         rows = await tx.fetch(
-            "SELECT t.tenant, t.id, t.state FROM unnest(?::text[], ?::text[]) AS k (tenant, id) "
-            "JOIN a2a_tasks t ON t.tenant = k.tenant AND t.id = k.id",
-            [k[0] for k in keys], [k[1] for k in keys])
-        return {(r[0], r[1]): int(r[2]) for r in rows}
+            "SELECT t.tenant, t.id, t.state, t.epoch FROM unnest(?::text[], ?::text[]) "
+            "AS k (tenant, id) JOIN a2a_tasks t ON t.tenant = k.tenant AND t.id = k.id "
+            "ORDER BY t.tenant, t.id FOR UPDATE OF t", tenants, ids)
+        last = {(r[0], r[1]): int(r[2]) for r in await tx.fetch(
+            "SELECT e.tenant, e.task_id, MAX(e.seq) FROM unnest(?::text[], ?::text[]) "
+            "AS k (tenant, id) JOIN a2a_events e ON e.tenant = k.tenant AND e.task_id = k.id "
+            "GROUP BY e.tenant, e.task_id", tenants, ids)}
+        return {(r[0], r[1]): Fence(last.get((r[0], r[1]), 0), int(r[2]), int(r[3]))
+                for r in rows}
 
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         async with self._acquire() as conn:

@@ -28,10 +28,11 @@ from ..core import lifecycle, states
 from ..core.ids import nanos_of
 from ..core.listing import TaskQuery
 from .base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableError
+from .fence import Fence, refusal
 from .sql_batch import COUNT, Row, Tx, frames, write_batch
 from .sql_push import SqlPushQueries
 from .sql_schema import migrate
-from .writes import TERMINAL, GroupCommit, Rider, SnapshotPolicy, Timings, Write, timed
+from .writes import TERMINAL, GroupCommit, Refused, Rider, SnapshotPolicy, Timings, Write, timed
 
 log = logging.getLogger("a2a_grpc.store")
 
@@ -41,8 +42,9 @@ _STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
 # PostgreSQL planned a young table's lookup as a scan of all the owner's entries
 # in a2a_tasks_state (index-only, cheap while its statistics said the table was
 # empty): 0.8 ms a GetTask at 5,000 tasks, 2.1 ms at 30,000 (0.3 ms by the key).
-GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.owner FROM a2a_tasks t JOIN a2a_snapshots s "
-            "ON s.tenant = t.tenant AND s.task_id = t.id WHERE t.tenant = ? AND t.id = ?")
+GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.epoch, t.owner FROM a2a_tasks t "
+            "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
+            "WHERE t.tenant = ? AND t.id = ?")
 
 class SqlTaskStore(SqlPushQueries):
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
@@ -79,7 +81,7 @@ class SqlTaskStore(SqlPushQueries):
         self._policy = SnapshotPolicy(snapshot_bytes)
         self._group = GroupCommit(
             lambda batch, riders: timed(self.timings, "commit", self._commit_batch(batch, riders)),
-            self._failed, self.driver_errors)
+            self._failed_write, self.driver_errors)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         """Run `work` in one transaction."""
@@ -88,24 +90,40 @@ class SqlTaskStore(SqlPushQueries):
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         raise NotImplementedError
 
-    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
+    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> Refused:
         """One transaction for `batch` (riders: the SQLite store's; none here)."""
-        if batch and await self._run(
-                lambda tx: write_batch(tx, batch, self._states_of, self.lease)):
-            self._queued = True
+        if not batch:
+            return []
+        queued, refused = await self._run(
+            lambda tx: write_batch(tx, batch, self._fences_of, self.lease))
+        self._queued = self._queued or queued
+        return refused  # type: ignore[no-any-return]
 
-    async def _states_of(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        found: dict[tuple[str, str], int] = {}
+    async def _fences_of(self, tx: Tx, keys: list[tuple[str, str]]
+                         ) -> dict[tuple[str, str], Fence]:
+        """What the fence reads (sql_batch.Fences). SQLite runs one writer at a
+        time (BEGIN IMMEDIATE): what is read here stays so until the commit."""
+        found: dict[tuple[str, str], Fence] = {}
         marks = ", ".join(["(?, ?)"] * _STATES_CHUNK)
         for at in range(0, len(keys), _STATES_CHUNK):
             chunk = keys[at:at + _STATES_CHUNK]
             chunk += [chunk[-1]] * (_STATES_CHUNK - len(chunk))
             rows = await tx.fetch(
-                f"SELECT t.tenant, t.id, t.state FROM (VALUES {marks}) AS k "
+                "SELECT t.tenant, t.id, t.state, t.epoch, (SELECT MAX(e.seq) FROM a2a_events e "
+                f"WHERE e.tenant = t.tenant AND e.task_id = t.id) FROM (VALUES {marks}) AS k "
                 "JOIN a2a_tasks t ON t.tenant = k.column1 AND t.id = k.column2",
                 *(v for key in chunk for v in key))
-            found.update(((r[0], r[1]), int(r[2])) for r in rows)
+            found.update(((r[0], r[1]), Fence(int(r[4] or 0), int(r[2]), int(r[3])))
+                         for r in rows)
         return found
+
+    def _failed_write(self, exc: BaseException, write: Write) -> StoreUnavailableError:
+        """What a writer is told when its write failed (GroupCommit's `fail`)."""
+        text = str(exc)
+        if "a2a_tasks" in text and "unique" in text.lower():  # INSERT_TASK: made already
+            return refusal(write.task_id, 1, write.epoch, Fence(1, 0, write.epoch)) or \
+                StoreUnavailableError()
+        return self._failed(exc, f"writing task {write.task_id}")
 
     def _failed(self, exc: BaseException, doing: str) -> StoreUnavailableError:
         if "a2a_messages" in str(exc) and "unique" in str(exc).lower():
@@ -122,6 +140,7 @@ class SqlTaskStore(SqlPushQueries):
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
         message_id: str | None = None, notify: bool = False, derived: bool = False,
+        epoch: int = 0,
     ) -> Awaitable[None]:
         body = event.SerializeToString()
         status = task.status
@@ -133,7 +152,8 @@ class SqlTaskStore(SqlPushQueries):
             self._policy.taken(key, state, len(snapshot))
         return self._group.submit(Write(
             scope, task.id, task.context_id, seq, body, state, nanos_of(status.timestamp),
-            not derived or event.HasField("status_update"), snapshot, message_id, notify))
+            not derived or event.HasField("status_update"), snapshot, message_id, notify,
+            epoch))
 
     @property
     def commits(self) -> tuple[int, int]:
@@ -158,15 +178,15 @@ class SqlTaskStore(SqlPushQueries):
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         rows = await self._query(f"reading task {task_id}", GET_TASK, scope.tenant, task_id)
-        rows = [r for r in rows if r[4] == scope.owner]
+        rows = [r for r in rows if r[5] == scope.owner]
         return (await self._folded(scope.tenant, rows))[0] if rows else None
 
     async def _folded(self, tenant: str, rows: Sequence[Row]) -> list[StoredTask]:
-        """Rows of (id, state, snapshot seq, snapshot) as tasks: each live task's
+        """Rows of (id, state, snapshot seq, snapshot, epoch) as tasks: each live task's
         snapshot with the events logged after it folded in. (A final task's
         snapshot is current.) The events are read after the snapshot, so a
         write in between only adds events to fold."""
-        found = [StoredTask(Task.FromString(bytes(r[3])), int(r[2])) for r in rows]
+        found = [StoredTask(Task.FromString(bytes(r[3])), int(r[2]), int(r[4])) for r in rows]
         live = [(i, r) for i, r in enumerate(rows) if int(r[1]) not in TERMINAL]
         if not live:
             return found
@@ -213,7 +233,7 @@ class SqlTaskStore(SqlPushQueries):
             page_args += [query.cursor[0], query.cursor[1]]
         rows = await self._query(
             "listing tasks",
-            "SELECT t.id, t.state, s.seq, s.body FROM a2a_tasks t JOIN a2a_snapshots s "
+            "SELECT t.id, t.state, s.seq, s.body, t.epoch FROM a2a_tasks t JOIN a2a_snapshots s "
             f"ON s.tenant = t.tenant AND s.task_id = t.id WHERE {' AND '.join(page_where)} "
             "ORDER BY t.status_ns DESC, t.id DESC LIMIT ?", *page_args, query.page_size)
         page = [found.task for found in await self._folded(query.tenant, rows)]
@@ -255,16 +275,17 @@ class SqlTaskStore(SqlPushQueries):
         if claim is not None:  # one statement: two replicas never claim the same task
             async def take(tx: Tx) -> list[Row]:
                 return await tx.fetch(
-                    "UPDATE a2a_tasks SET holder = ?, lease_ns = ? WHERE state IN (?, ?) "
-                    "AND handed_off = 0 AND lease_ns < ? RETURNING tenant, owner, id",
-                    claim.holder, claim.until_ns, *running, claim.now_ns)
+                    "UPDATE a2a_tasks SET holder = ?, lease_ns = ?, epoch = epoch + 1 "
+                    "WHERE state IN (?, ?) AND handed_off = 0 AND lease_ns < ? AND holder <> ? "
+                    "RETURNING tenant, owner, id",
+                    claim.holder, claim.until_ns, *running, claim.now_ns, claim.holder)
 
             taken = await self._guarded(take, "claiming the tasks of stopped replicas")
             found = [(Scope(r[0], r[1]), await self.get(Scope(r[0], r[1]), r[2])) for r in taken]
             return [(scope, task) for scope, task in found if task is not None]
         rows = await self._query(
             "finding running tasks",
-            "SELECT t.tenant, t.owner, t.id, t.state, s.seq, s.body FROM a2a_tasks t "
+            "SELECT t.tenant, t.owner, t.id, t.state, s.seq, s.body, t.epoch FROM a2a_tasks t "
             "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
             "WHERE t.state IN (?, ?) AND t.handed_off = 0", *running)
         return [(Scope(r[0], r[1]), (await self._folded(r[0], [r[2:]]))[0]) for r in rows]

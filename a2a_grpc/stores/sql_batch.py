@@ -6,6 +6,10 @@ the batch are one row of the log (`frames`: a burst is one row, not one per
 event); a task's listed columns and its snapshot are written once, as of
 its last write in the batch that changes them; the per-state counters move
 by the batch's net change, from each task's state before the batch.
+
+First of all, the fence (fence.py): the batch's writes that do not extend
+their task's log where the store has it end are refused, and nothing of
+them is written; the rest of the batch goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from .writes import Write
+from .fence import Fence, refusal
+from .writes import Refused, Write
 
 Row = Sequence[Any]
 
@@ -35,6 +40,11 @@ UPSERT_TASK = """
     ON CONFLICT (tenant, id) DO UPDATE SET context_id = excluded.context_id,
         state = excluded.state, status_ns = excluded.status_ns, seq = excluded.seq,
         holder = excluded.holder, lease_ns = excluded.lease_ns"""
+# A task's first write makes its row: a plain insert, so that a second "first
+# write" of one task id (two servers creating it at once) fails on the key
+# instead of overwriting the row (the log's key would not catch it: a row of
+# the log is keyed by its last event).
+INSERT_TASK = UPSERT_TASK[:UPSERT_TASK.index("ON CONFLICT")]
 UPSERT_SNAPSHOT = """
     INSERT INTO a2a_snapshots (tenant, task_id, seq, body) VALUES (?, ?, ?, ?)
     ON CONFLICT (tenant, task_id) DO UPDATE SET seq = excluded.seq, body = excluded.body"""
@@ -51,36 +61,70 @@ _NOTIFY = """
 EMPTY = b""  # a2a_tasks.body: unused since the snapshots have their own table
 
 
-class States(Protocol):
-    async def __call__(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        """The stored state of each (tenant, task id) that has a row."""
+class Fences(Protocol):
+    async def __call__(self, tx: Tx, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Fence]:
+        """What the fence reads of each (tenant, task id) that has a row, the rows
+        held (locked) until the transaction ends where other writers run
+        beside this one."""
 
 
-async def write_batch(tx: Tx, batch: list[Write], states_of: States,
-                      lease: tuple[str, int] = ("", 0)) -> bool:
+def fence(batch: list[Write], found: dict[tuple[str, str], Fence]
+          ) -> tuple[dict[tuple[str, str], list[Write]], Refused]:
+    """The batch's writes by task, those the fence lets in, and those it refuses.
+    A task's writes in a batch follow each other: the first is checked against
+    the store, the others against the one before (nothing after a final one)."""
+    runs: dict[tuple[str, str], list[Write]] = {}
+    for w in batch:
+        runs.setdefault((w.scope.tenant, w.task_id), []).append(w)
+    refused: Refused = []
+    for key, run in list(runs.items()):
+        error = refusal(run[0].task_id, run[0].seq, run[0].epoch, found.get(key))
+        if error is not None:
+            refused += [(w, error) for w in run]
+            del runs[key]
+            continue
+        for i in range(1, len(run)):
+            error = refusal(run[i].task_id, run[i].seq, run[i].epoch,
+                            Fence(run[i - 1].seq, run[i - 1].state, run[i].epoch))
+            if error is not None:
+                refused += [(w, error) for w in run[i:]]
+                runs[key] = run[:i]
+                break
+    return runs, refused
+
+
+async def write_batch(tx: Tx, batch: list[Write], fences_of: Fences,
+                      lease: tuple[str, int] = ("", 0)) -> tuple[bool, Refused]:
     """`lease`: (holder, ns): the writer holds the tasks it writes for that long.
-    True when the batch may have queued push deliveries."""
+    Returns whether the batch may have queued push deliveries, and the writes
+    the fence refused (nothing of those is written)."""
+    # A task's first event makes its row: nothing to look up for a batch that
+    # starts a task (had the row been there, its event 1 would be too, and the
+    # insert of the log below would fail).
+    starts = {(w.scope.tenant, w.task_id): w.seq for w in reversed(batch)}
+    found = await fences_of(tx, [k for k, seq in starts.items() if seq > 1])
+    runs, refused = fence(batch, found)
+    if refused:
+        batch = [w for run in runs.values() for w in run]
     listed: dict[tuple[str, str], Write] = {}  # the last write of each task that changes its row
     snapshots: dict[tuple[str, str], Write] = {}
-    first: dict[tuple[str, str], int] = {}  # each task's first sequence number in the batch
     for w in batch:
         key = (w.scope.tenant, w.task_id)
-        first.setdefault(key, w.seq)
         if w.listed:
             listed[key] = w
         if w.snapshot is not None:
             snapshots[key] = w
     if listed:
-        # Sequence 1 is a task's first event: no row to look up (had there been
-        # one, its event 1 would exist too, and the insert below would fail).
-        before = await states_of(tx, [k for k in listed if first[k] > 1])
         holder, until = lease[0], time.time_ns() + lease[1]
-        await tx.executemany(UPSERT_TASK, [
-            (w.scope.tenant, w.scope.owner, w.task_id, w.context_id, w.state, w.status_ns,
-             w.seq, EMPTY, holder, until) for w in listed.values()])
+        for sql, new in ((INSERT_TASK, True), (UPSERT_TASK, False)):
+            rows = [(w.scope.tenant, w.scope.owner, w.task_id, w.context_id, w.state,
+                     w.status_ns, w.seq, EMPTY, holder, until)
+                    for key, w in listed.items() if (starts[key] == 1) == new]
+            if rows:
+                await tx.executemany(sql, rows)
         counts: dict[tuple[str, str, int], int] = {}
         for key, w in listed.items():
-            old = before.get(key)
+            old = found[key].state if key in found else None
             if old == w.state:
                 continue
             if old is not None:
@@ -93,13 +137,11 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States,
     if snapshots:
         await tx.executemany(UPSERT_SNAPSHOT, [
             (w.scope.tenant, w.task_id, w.seq, w.snapshot) for w in snapshots.values()])
-    runs: dict[tuple[str, str], list[Write]] = {}
-    for w in batch:
-        runs.setdefault((w.scope.tenant, w.task_id), []).append(w)
-    await tx.executemany(_EVENTS, [
-        (tenant, task_id, run[-1].seq, len(run), run[0].event if len(run) == 1 else
-         b"".join(b for w in run for b in (FRAME.pack(w.seq, len(w.event)), w.event)))
-        for (tenant, task_id), run in runs.items()])
+    if runs:
+        await tx.executemany(_EVENTS, [
+            (tenant, task_id, run[-1].seq, len(run), run[0].event if len(run) == 1 else
+             b"".join(b for w in run for b in (FRAME.pack(w.seq, len(w.event)), w.event)))
+            for (tenant, task_id), run in runs.items()])
     messages = [(w.scope.tenant, w.scope.owner, w.message_id, w.task_id)
                 for w in batch if w.message_id]
     if messages:
@@ -115,8 +157,8 @@ async def write_batch(tx: Tx, batch: list[Write], states_of: States,
             await tx.executemany(_NOTIFY, [
                 (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant,
                  w.task_id) for w in notified])
-            return True
-    return False
+            return True, refused
+    return False, refused
 
 
 async def _with_configs(tx: Tx, keys: set[tuple[str, str]]) -> set[tuple[str, str]]:

@@ -1,8 +1,8 @@
 """The schema of the SQL stores: each migration moves it up one version.
 
 - a2a_tasks: one row per task with what ListTasks filters and sorts on
-  (its `body` is unused since version 5), and the lease of the replica that
-  last wrote it (`holder`, `lease_ns`);
+  (its `body` is unused since version 5), the lease of the replica that
+  last wrote it (`holder`, `lease_ns`) and its `epoch` (fence.py);
 - a2a_snapshots: the task as of event `seq`, rewritten now and then;
 - a2a_events: every event of every task, under its sequence number (a row
   holds the `n` events up to `seq` that one batch wrote);
@@ -87,6 +87,9 @@ MIGRATIONS: list[list[str | tuple[str, str]]] = [
     [  # 6: leases: which replica runs a task, until when (renewed while it lives)
         "ALTER TABLE a2a_tasks ADD COLUMN holder TEXT NOT NULL DEFAULT ''",
         "ALTER TABLE a2a_tasks ADD COLUMN lease_ns BIGINT NOT NULL DEFAULT 0",
+    ],
+    [  # 7: the fence: moved on by each takeover; a writer from before it is refused
+        "ALTER TABLE a2a_tasks ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

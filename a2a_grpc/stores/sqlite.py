@@ -34,7 +34,7 @@ from typing import Any
 from .base import Scope
 from .sql import Row, SqlTaskStore, Tx
 from .sql_batch import write_batch
-from .writes import Rider, Write
+from .writes import Refused, Rider, Write
 
 
 class _SqliteTx:
@@ -142,25 +142,29 @@ class SqliteTaskStore(SqlTaskStore):
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         return await self._in_thread(lambda: _transaction(self._connection(), work))
 
-    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> None:
+    async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> Refused:
         """The batch's transaction, and before it, in the same hop, the reads
         riding with it (on the writer's connection, whose cache its own
         writes keep warm)."""
         answers: list[tuple[Any, BaseException | None]] = []
 
-        def work() -> None:
+        def work() -> Refused:
             conn = self._connection()
             for read, _ in riders:
                 try:
                     answers.append((read(conn), None))
                 except sqlite3.Error as exc:
                     answers.append((None, exc))
-            if batch and _transaction(conn, lambda tx: write_batch(tx, batch, self._states_of,
-                                                                   self.lease)):
+            if not batch:
+                return []
+            queued, refused = _transaction(
+                conn, lambda tx: write_batch(tx, batch, self._fences_of, self.lease))
+            if queued:
                 self._queued = True  # read on the loop once this batch's events are out
+            return refused  # type: ignore[no-any-return]
 
         try:
-            await self._in_thread(work)
+            return await self._in_thread(work)  # type: ignore[no-any-return]
         finally:
             for i, (_, answer) in enumerate(riders):
                 value, error = answers[i] if i < len(answers) else (None, None)

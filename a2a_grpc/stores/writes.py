@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeVar
 
 from ..core import states
-from .base import Scope, StoreUnavailableError
+from .base import Scope, StoreUnavailableError, TaskFencedError
 
 log = logging.getLogger("a2a_grpc.store")
 
@@ -57,6 +57,7 @@ class Write(NamedTuple):
     snapshot: bytes | None  # the task as of `seq`, when its snapshot is rewritten
     message_id: str | None
     notify: bool
+    epoch: int  # the task's epoch when the writer read it (the fence)
 
 
 class SnapshotPolicy:
@@ -88,20 +89,22 @@ class SnapshotPolicy:
 
 
 Rider = tuple[Callable[[Any], Any], "asyncio.Future[Any]"]  # a read, and who waits for it
-Batch = Callable[[list[Write], list[Rider]], Awaitable[None]]
+Refused = list[tuple[Write, BaseException]]  # writes the fence refused, and why (fence.py)
+Batch = Callable[[list[Write], list[Rider]], Awaitable[Refused]]
 
 
 class GroupCommit:
     """Writes queued while a transaction is in flight go together in the next.
 
-    `commit(batch)` writes a batch in one transaction. When it fails, each
+    `commit(batch)` writes a batch in one transaction, less the writes the
+    fence refuses (it returns those). When it fails, each
     write is retried alone, so one bad write does not fail the others. Once a
     task's write failed, its later writes fail with it (they were made on top
     of it: committing them would leave a hole in its log) until the writer
     starts again from the failed one (a write with its sequence number or
     lower). `driver_errors` become StoreUnavailableError."""
 
-    def __init__(self, commit: Batch, fail: Callable[[BaseException, str], BaseException],
+    def __init__(self, commit: Batch, fail: Callable[[BaseException, Write], BaseException],
                  driver_errors: tuple[type[BaseException], ...], max_batch: int = 1000) -> None:
         self._commit, self._fail, self._driver_errors = commit, fail, driver_errors
         self._max = max_batch
@@ -160,11 +163,11 @@ class GroupCommit:
                 await self._commit([], riders)
             return
         try:
-            await self._commit([w for w, _ in batch], riders)
+            refused = await self._commit([w for w, _ in batch], riders)
             self.transactions, self.writes = self.transactions + 1, self.writes + len(batch)
         except self._driver_errors as exc:
             if len(batch) == 1:
-                self._refuse(batch[0], self._fail(exc, f"writing task {batch[0][0].task_id}"))
+                self._refuse(batch[0], self._fail(exc, batch[0][0]))
                 return
             log.warning("a group commit of %d writes failed (%s): retrying each alone",
                         len(batch), exc)
@@ -172,21 +175,39 @@ class GroupCommit:
                 if self._refused(one):
                     continue
                 try:
-                    await self._commit([one[0]], [])
+                    fenced = await self._commit([one[0]], [])
                 except self._driver_errors as alone:
-                    self._refuse(one, self._fail(alone, f"writing task {one[0].task_id}"))
+                    self._refuse(one, self._fail(alone, one[0]))
                 else:
                     self.transactions, self.writes = self.transactions + 1, self.writes + 1
-                    _settle([one], None)
+                    self._settle_fenced([one], fenced)
             return
         except BaseException as exc:  # a bug, or cancelled: nobody is left waiting forever
             error = StoreUnavailableError() if isinstance(exc, Exception) else exc
             _settle(batch, error)
             _settle(riders, error)
             raise
+        self._settle_fenced(batch, refused)
+
+    def _settle_fenced(self, batch: list[tuple[Write, asyncio.Future[None]]],
+                       refused: Refused) -> None:
+        """Release a committed batch's writers: those the fence refused with its error."""
+        if refused:
+            why = {id(w): error for w, error in refused}
+            for error in {id(e): e for e in why.values()}.values():
+                log.info("refused a write of %s", error)
+            for one in batch:
+                refusal = why.get(id(one[0]))
+                if refusal is not None:
+                    _settle([one], refusal)
         _settle(batch, None)
 
     def _refuse(self, one: tuple[Write, asyncio.Future[None]], error: BaseException) -> None:
+        if isinstance(error, TaskFencedError):
+            # Not a hole: the store has the task whole, and checks each later write
+            # on its own (a writer that read the task afresh is let in).
+            _settle([one], error)
+            return
         if len(self._failed) >= 10_000:
             del self._failed[next(iter(self._failed))]
         self._failed[(one[0].scope, one[0].task_id)] = (one[0].seq, error)

@@ -78,6 +78,7 @@ async function stream(method, params, onEvent) {
         if (line.startsWith("event:")) kind = line.slice(6).trim();
         else if (line.startsWith("data:")) data += line.slice(5).trim();
       }
+      if (!data) continue;  // comments only (keep-alives): no event
       if (kind === "error") { showError(JSON.parse(data)); return; }
       if (kind === "end") return;
       onEvent(JSON.parse(data));

@@ -42,7 +42,7 @@ class HeldStore(MemoryTaskStore):
 
     def append(self, scope: Scope, task: pb.Task, seq: int, event: pb.StreamResponse,
                message_id: str | None = None, notify: bool = False,
-               derived: bool = False) -> asyncio.Future[None]:
+               derived: bool = False, epoch: int = 0) -> asyncio.Future[None]:
         task_copy, event_copy = pb.Task(), pb.StreamResponse()
         task_copy.CopyFrom(task)  # taken now: the caller goes on changing its objects
         event_copy.CopyFrom(event)

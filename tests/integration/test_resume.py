@@ -44,8 +44,10 @@ async def test_grpc_resume_after_a_drop(stack: StackFactory, cut: int) -> None:
     resumed = s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
         pb.SubscribeToTaskRequest(id=task_id), metadata=(("a2a-last-event-id", str(last)),))
     rest = await read_rest(resumed)
-    assert rest[0].HasField("task")  # the current Task always comes first (§3.1.6)
-    assert chunks(seen + rest[1:]) == [f"chunk {i}/50" for i in range(1, 51)]
+    # A replay: what follows the last event seen, each once; no Task ahead of it.
+    assert not any(e.HasField("task") for e in rest)
+    assert chunks(seen + rest) == [f"chunk {i}/50" for i in range(1, 51)]
+    assert len(seen) + len(rest) == 53  # the task, WORKING, 50 chunks, COMPLETED
     assert rest[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
 
 
@@ -69,10 +71,10 @@ async def test_sse_resume_with_last_event_id(stack: StackFactory, binding: str) 
     if binding == "jsonrpc":
         for ev in rest:
             ev.data = ev.data["result"]
-    assert rest[0].id is None and "task" in rest[0].data  # the snapshot keeps the client's id
-    assert [e.id for e in rest[1:]] == [str(i) for i in range(13, 13 + len(rest) - 1)]
+    assert not any("task" in e.data for e in rest)  # a replay, with no snapshot ahead of it
+    assert [e.id for e in rest] == [str(i) for i in range(13, 13 + len(rest))]
     texts = [e.data["artifactUpdate"]["artifact"]["parts"][0]["text"]
-             for e in seen + rest[1:] if "artifactUpdate" in e.data]
+             for e in seen + rest if "artifactUpdate" in e.data]
     assert texts == [f"chunk {i}/50" for i in range(1, 51)]
 
 
@@ -82,10 +84,17 @@ async def test_resume_of_a_finished_stream_replays_and_closes(stack: StackFactor
     task = (await stub.SendMessage(send_request("stream 3"))).task
     resumed = await read_rest(stub.SubscribeToTask(
         pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "0"),)))
+    assert [e.WhichOneof("payload") for e in resumed] == [
+        "task", "status_update", "artifact_update", "artifact_update", "artifact_update",
+        "status_update"]  # the whole log: event 1 is the task as it was created
+    assert resumed[0].task.status.state == pb.TASK_STATE_SUBMITTED
     assert chunks(resumed) == ["chunk 1/3", "chunk 2/3", "chunk 3/3"]
     up_to_date = await read_rest(stub.SubscribeToTask(
-        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "99"),)))
-    assert [e.WhichOneof("payload") for e in up_to_date] == ["task"]
+        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "6"),)))
+    assert up_to_date == []  # it saw the final event: nothing follows
+    seen = await stream_fails(stub.SubscribeToTask(
+        pb.SubscribeToTaskRequest(id=task.id), metadata=(("a2a-last-event-id", "7"),)))
+    assert seen.reason == "INVALID_PARAMS"  # an id this task's stream never sent
     seen = await stream_fails(stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task.id)))
     assert seen.reason == "UNSUPPORTED_OPERATION"  # without a last id, the spec's rule holds
     seen = await stream_fails(stub.SubscribeToTask(
@@ -127,9 +136,9 @@ async def test_an_out_of_range_last_event_id_is_invalid_params_on_sqlite(
             assert resp.status == 400, await resp.text()  # never a 500 from the driver
             body = await resp.json()
         assert body["error"]["details"][0]["reason"] == "INVALID_PARAMS"
-        largest = await read_rest(s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
+        largest = await stream_fails(s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
             pb.SubscribeToTaskRequest(id=task.id),
             metadata=(("a2a-last-event-id", str(2**63 - 1)),)))
-        assert [e.WhichOneof("payload") for e in largest] == ["task"]  # nothing after it
+        assert largest.reason == "INVALID_PARAMS"  # past the task's log, never a driver error
     finally:
         await store.close()

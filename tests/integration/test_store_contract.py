@@ -12,7 +12,14 @@ import pytest
 
 from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
-from a2a_grpc.stores import Claim, MemoryTaskStore, Scope, StoreUnavailableError, TaskStore
+from a2a_grpc.stores import (
+    Claim,
+    MemoryTaskStore,
+    Scope,
+    StoreUnavailableError,
+    TaskFencedError,
+    TaskStore,
+)
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
@@ -75,7 +82,7 @@ async def test_tasks_and_their_log(store: TaskStore) -> None:
 
 async def test_content_comes_back_byte_for_byte(store: TaskStore) -> None:
     """Ids that recur inside the content, non-ASCII ids, raw bytes (the memory
-    store packs repeated ids), and an event logged after a final state."""
+    store packs repeated ids), and a final task that refuses another event."""
     tid, cid = "tâche-\u00ff-\U0001f600", "ctx-\u0001"
     t = pb.Task(id=tid, context_id=cid, status=pb.TaskStatus(state=states.WORKING))
     t.status.timestamp.FromNanoseconds(1_700_000_000_000_000_000)
@@ -92,10 +99,11 @@ async def test_content_comes_back_byte_for_byte(store: TaskStore) -> None:
     await store.append(ME, done, 2, final)
     late = pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
         task_id=tid, context_id=cid, artifact=t.artifacts[0]))
-    await store.append(ME, done, 3, late)
+    with pytest.raises(TaskFencedError, match="final task takes no more events"):
+        await store.append(ME, done, 3, late)
     got = await store.get(ME, tid)
-    assert got is not None and got.task == done and got.seq == 3
-    assert await store.events(ME, tid, 0, 9) == [(1, ev(t)), (2, final), (3, late)]
+    assert got is not None and got.task == done and got.seq == 2
+    assert await store.events(ME, tid, 0, 9) == [(1, ev(t)), (2, final)]
     assert await store.task_for_message(ME, tid) == tid
     page, total = await store.list_tasks(query(context_id=cid, include_artifacts=True))
     assert total == 1 and page[0].id == tid and page[0].artifacts[0].parts[0].raw == raw
