@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.demo import DemoAgent
 from generated.a2a_pb2 import AgentCapabilities, AgentCard
@@ -67,3 +69,30 @@ def card_for_handoff() -> AgentCard:
     return AgentCard(name="hand-off", description="Hands tasks off.", version="1",
                      capabilities=AgentCapabilities(streaming=True, push_notifications=True),
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"])
+
+
+class PacedAgent(DemoAgent):
+    """The demo agent, with two paces more for timing-sensitive process tests:
+
+    - `quiet S`: WORKING, then nothing at all for S seconds (a stream lives on
+      keep-alives only), then an artifact `echo: quiet S` and COMPLETED.
+    - `tick N S`: WORKING, then a note every S seconds, N of them, then an
+      artifact `echo: tick N S` and COMPLETED.
+    Anything else: as the demo agent.
+    """
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        text = context.text.strip()
+        word, *args = text.split()
+        if context.task is None and word in ("quiet", "tick"):
+            numbers = [float(a) for a in args]
+            count, every = (1, numbers[0]) if word == "quiet" else (int(numbers[0]), numbers[1])
+            await events.working()
+            for i in range(count):
+                await asyncio.sleep(every)
+                if word == "tick":
+                    await events.working(f"tick {i + 1}/{count}")
+            await events.artifact(f"echo: {text}", name="echo")
+            await events.complete()
+            return
+        await super().execute(context, events)

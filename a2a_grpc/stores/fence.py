@@ -2,8 +2,9 @@
 
 An append of event `seq` by a writer that read the task at `epoch` extends
 the log only where that writer left it: the task exists (or `seq` is 1 and
-it does not yet), its log does not end in a final event, nobody took it over
-since (the stored epoch is the writer's), and its last event is `seq - 1`.
+it does not yet), nobody took it over since (the stored epoch is the
+writer's), its log does not end in a final event, and its last event is
+`seq - 1`.
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ def refusal(task_id: str, seq: int, epoch: int, found: Fence | None) -> TaskFenc
         if seq == 1:
             return None
         return TaskFencedError(task_id, "it is no longer stored (deleted meanwhile)")
-    if found.state in TERMINAL:
-        final = states.name(cast(TaskState, found.state))
-        return TaskFencedError(task_id, f"it is {final}: a final task takes no more events")
     if found.epoch != epoch:
         return TaskFencedError(task_id, "another replica took it over after this one's "
                                "lease on it ended", taken=True)
+    if found.state in TERMINAL:
+        final = states.name(cast(TaskState, found.state))
+        return TaskFencedError(task_id, f"it is {final}: a final task takes no more events")
     if seq == 1:
         return TaskFencedError(task_id, "a task with this id exists already")
     if found.last != seq - 1:

@@ -108,7 +108,7 @@ async def test_serve_offers_all_three_bindings_in_its_card() -> None:
             caps = card["capabilities"]
             assert (caps["streaming"], caps["pushNotifications"]) == (True, True)
             assert [x["uri"] for x in caps["extensions"]] == [
-                "urn:a2a-grpc:extension:resumable-streams:v1"]
+                "urn:a2a-grpc:extension:resumable-streams:v2"]
             assert caps["extendedAgentCard"] is True  # the demo tailors one per caller
             async with session.post(base + "/", json={
                     "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
