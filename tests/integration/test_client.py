@@ -12,6 +12,7 @@ import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.cards import RESUMABLE_STREAMS, Interface, public_card
+from a2a_grpc.core import lifecycle
 from a2a_grpc.client import A2AClient, ClientOptions, NoUsableInterfaceError
 from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.core.errors import (
@@ -195,14 +196,19 @@ async def test_a_dropped_stream_resumes_without_gap_or_duplicate(
     assert any(x.uri == RESUMABLE_STREAMS.uri for x in s.stack.handler.card.capabilities.extensions)
     proxy = s.grpc_proxy if binding == "GRPC" else s.http_proxy
     texts: list[str] = []
+    task: pb.Task | None = None
     try:
         async with await A2AClient.connect(s.url, client_for(s, binding)) as c:
             async for event in c.stream_text("go"):
+                task = lifecycle.apply(task, event).task  # as a caller folds what it gets
                 if event.HasField("artifact_update"):
                     texts.append(event.artifact_update.artifact.parts[0].text)
                     if len(texts) in (5, 17):
                         proxy.cut()  # the network fails mid-stream, twice
         assert texts == [f"chunk {i}" for i in range(1, 31)]
+        assert task is not None and task.status.state == pb.TASK_STATE_COMPLETED
+        [artifact] = task.artifacts  # each chunk appended once: nothing applied twice
+        assert [p.text for p in artifact.parts] == texts
     finally:
         await s.grpc_proxy.close()
         await s.http_proxy.close()

@@ -284,3 +284,27 @@ async def test_a_follow_up_sent_to_another_replica_reaches_the_run(
     assert users == ["slow 2", "also this"]
     assert [a["parts"][0]["text"] for a in done["artifacts"]] == ["echo: slow 2"]
     assert "ERROR" not in runner.log() + other.log()
+
+
+async def test_a_stream_cut_on_one_replica_resumes_on_another_after_the_task_ended(
+        replicas: list[Server]) -> None:
+    """Cut after event 2 on one replica; the task ends; resumed on the other with
+    that id: each later event once, in order, the one final state last."""
+    runner, other = replicas
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 2")
+        async with subscribe(http, runner, task_id) as resp:
+            head = await asyncio.wait_for(resp.content.readuntil(b"\n\n"), 30)
+        [snapshot], _ = parse_sse(head.decode())  # the task as it stood: the cut comes after it
+        async with subscribe(http, other, task_id) as resp:  # until it ends, elsewhere
+            await asyncio.wait_for(resp.text(), 30)
+        async with subscribe(http, other, task_id, last=snapshot.id) as resp:
+            rest, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+        async with subscribe(http, runner, task_id, last="0") as resp:
+            logged, _ = parse_sse(await resp.text())
+    last = int(snapshot.id or 0)
+    assert [int(e.id or 0) for e in rest] == list(range(last + 1, len(logged) + 1))
+    assert [what(e.data) for e in rest] == [what(e.data) for e in logged[last:]]
+    assert [what(e.data) for e in rest].count("status TASK_STATE_COMPLETED") == 1
+    assert what(rest[-1].data) == "status TASK_STATE_COMPLETED"
+    assert not any("task" in e.data["result"] for e in rest)

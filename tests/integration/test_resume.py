@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
+from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.core import lifecycle
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from a2a_grpc.streams import FIRST_EVENT_ID, RESUMABLE_STREAMS_URI
 from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
-from tests.conftest import StackFactory, send_request
+from tests.conftest import Stack, StackFactory, send_request
+from tests.fakes import Gate, ScriptedAgent
 from tests.grpc_errors import stream_fails
 
 
@@ -142,3 +147,69 @@ async def test_an_out_of_range_last_event_id_is_invalid_params_on_sqlite(
         assert largest.reason == "INVALID_PARAMS"  # past the task's log, never a driver error
     finally:
         await store.close()
+
+
+def _gated(gate: Gate, done: asyncio.Event) -> ScriptedAgent:
+    """WORKING and chunk 1, then (once the gate opens) chunks 2 and 3 and COMPLETED."""
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        await ev.artifact("chunk 1", artifact_id="a")
+        await gate.wait()
+        await ev.artifact("chunk 2", artifact_id="a", append=True)
+        await ev.artifact("chunk 3", artifact_id="a", append=True)
+        await ev.complete()
+        done.set()
+
+    return ScriptedAgent(script)
+
+
+async def _resumed(s: Stack, binding: str, task_id: str, last: int,
+                   ) -> list[tuple[str | None, pb.StreamResponse]]:
+    """(id, event) of SubscribeToTask resumed after event `last`, to the stream's end."""
+    if binding == "grpc":
+        call = s.binding("grpc").stub.SubscribeToTask(  # type: ignore[attr-defined]
+            pb.SubscribeToTaskRequest(id=task_id), metadata=(
+                ("a2a-last-event-id", str(last)), ("a2a-extensions", RESUMABLE_STREAMS_URI)))
+        first = int(dict(await call.initial_metadata())[FIRST_EVENT_ID])
+        return [(str(first + i), e) for i, e in enumerate(await read_rest(call))]
+    if binding == "rest":
+        ctx = s.session.get(f"{s.base_url}/tasks/{task_id}:subscribe",
+                            headers={"Last-Event-ID": str(last)})
+    else:
+        ctx = s.session.post(s.base_url + "/", headers={"Last-Event-ID": str(last)}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task_id}})
+    async with ctx as resp:
+        events, _ = parse_sse(await resp.text())
+    return [(e.id, json_format.ParseDict(e.data["result"] if binding == "jsonrpc" else e.data,
+                                         pb.StreamResponse())) for e in events]
+
+
+@pytest.mark.parametrize("binding", ["grpc", "jsonrpc", "rest"])
+async def test_a_stream_cut_mid_task_resumes_after_the_task_ended(
+        stack: StackFactory, binding: str) -> None:
+    """The issue's case: cut after event 3, the task ends meanwhile, then a resume
+    with that id: events 4, 5, 6 once each, in order, the one final state last,
+    and no snapshot of the end ahead of them. Folded over what came before the
+    cut, they give the task as the store has it."""
+    gate, done = Gate(), asyncio.Event()
+    s = await stack(_gated(gate, done))
+    call = s.binding("grpc").stub.SendStreamingMessage(  # type: ignore[attr-defined]
+        send_request("go"))
+    seen = await read_n(call, 3)  # the task, WORKING, chunk 1
+    call.cancel()  # the stream is cut
+    gate.open()
+    await asyncio.wait_for(done.wait(), 10)  # the task ends while nobody watches
+    task_id = seen[0].task.id
+    rest = await _resumed(s, binding, task_id, 3)
+    assert [i for i, _ in rest] == ["4", "5", "6"]
+    assert [e.WhichOneof("payload") for _, e in rest] == [
+        "artifact_update", "artifact_update", "status_update"]
+    assert chunks([e for _, e in rest]) == ["chunk 2", "chunk 3"]
+    assert rest[-1][1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    folded = None
+    for event in seen + [e for _, e in rest]:
+        folded = lifecycle.apply(folded, event).task
+    stored = await s.binding("grpc").call("GetTask", pb.GetTaskRequest(id=task_id))  # type: ignore[attr-defined]
+    assert folded == stored
+    assert [p.text for p in stored.artifacts[0].parts] == ["chunk 1", "chunk 2", "chunk 3"]
