@@ -69,9 +69,15 @@ async def test_quiet_streams_get_keepalives(stack: StackFactory, binding: str) -
     async with s.session.post(url, json=body, timeout=timeout) as resp:
         await asyncio.sleep(0.6)
         gate.open()
-        events, comments = parse_sse(await resp.text())
+        text = await resp.text()
+    events, comments = parse_sse(text)
     assert len(comments) >= 3 and all(c == ": keep-alive" for c in comments)
     assert len(events) == 3
+    # A comment line alone: a blank line after it would end an (empty) event for
+    # parsers that keep the last event id (httpx-sse, under the official clients).
+    assert ": keep-alive\n\n" not in text and "\n\n\n" not in text
+    blocks = [b for b in text.split("\n\n") if b]
+    assert all("data: " in b for b in blocks)  # every event that ends has data
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
