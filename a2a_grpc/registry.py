@@ -24,7 +24,7 @@ from .core import states
 from .core.errors import TaskNotFoundError
 from .runs import Run
 from .runtime import OnCreate, TaskActor
-from .stores import Scope, TaskStore
+from .stores import Scope, TaskFencedError, TaskStore
 
 log = logging.getLogger("a2a_grpc.runtime")
 
@@ -170,6 +170,8 @@ class ActorRegistry:
             if actor.task is not None and actor.task.status.state not in states.TERMINAL:
                 await runs.cancel(actor, executor)
                 log.info("canceled task %s: another replica was asked to", task_id)
+        except TaskFencedError:
+            return False  # not ours any more (see TaskActor.fenced): its runs are stopped
         finally:
             self.release(actor)
         return True

@@ -149,3 +149,35 @@ async def test_a_replica_cut_off_from_the_store_does_not_write_the_task_again(
         await hook.server.close()
         await proxy.close()
     assert HEADERS  # (the replicas' tests' headers: A2A-Version 1.0 on every call)
+
+
+async def test_a_task_canceled_elsewhere_while_its_replica_hung_stays_canceled(
+        cluster: Cluster) -> None:
+    """No takeover (a long lease): the hung replica does not answer the cancel, so
+    the replica asked cancels the task itself; awake, the hung one's agent goes
+    on, and its events are refused: the task is final."""
+    flags = ("--lease", "60", "--agent", "tests.agents:PacedAgent")
+    hung, other = await cluster.start(*flags), await cluster.start(*flags)
+    async with aiohttp.ClientSession() as http:
+        result = await rpc(http, hung, "SendMessage", {
+            "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": "tick 4 1"}]},
+            "configuration": {"returnImmediately": True}})
+        task_id = result["task"]["id"]
+        os.kill(hung.proc.pid, signal.SIGSTOP)
+        try:
+            canceled = await rpc(http, other, "CancelTask", {"id": task_id})
+        finally:
+            os.kill(hung.proc.pid, signal.SIGCONT)
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        await until_logged(hung, f"lost task {task_id}: it is canceled: a final task takes "
+                                 "no more events")
+        for server in (hung, other):
+            assert (await rpc(http, server, "GetTask", {"id": task_id}))["status"]["state"] \
+                == "TASK_STATE_CANCELED"
+            async with subscribe(http, server, task_id, last="0") as resp:
+                logged, _ = parse_sse(await resp.text())
+            assert what(logged[-1].data) == "status TASK_STATE_CANCELED The task was canceled."
+            assert [what(e.data) for e in logged].count(
+                "status TASK_STATE_CANCELED The task was canceled.") == 1
+    assert "Traceback" not in hung.log() + other.log()
