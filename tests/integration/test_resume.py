@@ -210,6 +210,7 @@ async def test_a_stream_cut_mid_task_resumes_after_the_task_ended(
     folded = None
     for event in seen + [e for _, e in rest]:
         folded = lifecycle.apply(folded, event).task
-    stored = await s.binding("grpc").call("GetTask", pb.GetTaskRequest(id=task_id))  # type: ignore[attr-defined]
+    stored = await s.binding("grpc").stub.GetTask(  # type: ignore[attr-defined]
+        pb.GetTaskRequest(id=task_id))
     assert folded == stored
     assert [p.text for p in stored.artifacts[0].parts] == ["chunk 1", "chunk 2", "chunk 3"]

@@ -60,7 +60,7 @@ async def main(base, seconds):
     text = f"quiet {seconds}"
     results = await asyncio.gather(*(one_transport(base, t, text)
                                      for t in ("JSONRPC", "HTTP+JSON")))
-    print(json.dumps(dict(zip(("JSONRPC", "HTTP+JSON"), results))))
+    print(json.dumps(dict(zip(("JSONRPC", "HTTP+JSON"), results, strict=True))))
 
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -43,7 +43,7 @@ async def main(base, seconds):
     text = f"quiet {seconds}"
     results = await asyncio.gather(*(one_binding(base, b, text)
                                      for b in ("JSONRPC", "HTTP+JSON")))
-    print(json.dumps(dict(zip(("JSONRPC", "HTTP+JSON"), results))))
+    print(json.dumps(dict(zip(("JSONRPC", "HTTP+JSON"), results, strict=True))))
 
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
