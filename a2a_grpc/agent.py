@@ -29,7 +29,7 @@ from typing import Protocol
 
 from google.protobuf.struct_pb2 import Struct
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     Message,
     Part,

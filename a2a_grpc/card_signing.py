@@ -25,7 +25,7 @@ import jwt
 from google.protobuf import json_format
 from jwt.utils import base64url_decode, base64url_encode
 
-from generated.a2a_pb2 import AgentCard
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 from .push.signing import SigningKey
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from google.protobuf.struct_pb2 import Struct
 
-from generated.a2a_pb2 import AgentCard, AgentExtension, AgentInterface
+from a2a_grpc.generated.a2a_pb2 import AgentCard, AgentExtension, AgentInterface
 
 from .agent import AgentExecutor
 from .context import CURRENT_VERSION

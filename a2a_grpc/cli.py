@@ -12,7 +12,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
-from bridge import BridgeConfig
+from a2a_grpc.bridge import BridgeConfig
 
 from .auth.basic import hash_password
 from .auth.config import add_flags as add_auth_flags

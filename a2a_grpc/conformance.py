@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
 

@@ -22,7 +22,7 @@ import asyncio
 
 from google.protobuf.struct_pb2 import Value
 
-from generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Part
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Part
 
 from .agent import AgentExecutor, RequestContext, TaskEvents
 from .context import CallContext

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from bridge import CARD
-from generated.a2a_pb2 import AgentCapabilities, AgentCard
+from a2a_grpc.bridge import CARD
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 from .cards import host_port, public_card
 from .http_side import HttpOptions, freeze_startup, http_interfaces, start_http, wait_for_signal

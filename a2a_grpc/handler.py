@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
     GetExtendedAgentCardRequest,

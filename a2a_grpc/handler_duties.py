@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from generated.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
+from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
 
 from .agent import AgentExecutor
 from .bus import EventBus

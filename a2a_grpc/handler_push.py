@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from google.protobuf.empty_pb2 import Empty
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,

@@ -7,7 +7,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
-from generated.a2a_pb2 import AgentCard, SendMessageRequest, StreamResponse, SubscribeToTaskRequest
+from a2a_grpc.generated.a2a_pb2 import (
+    AgentCard,
+    SendMessageRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+)
 
 from .bus import EventBus, Subscription
 from .context import CallContext

@@ -13,10 +13,10 @@ from typing import Any
 
 from aiohttp import web
 
-from bridge import BridgeConfig, create_app
-from bridge.app import add_operations_routes
-from bridge.inspector import Inspector
-from generated.a2a_pb2 import AgentCard
+from a2a_grpc.bridge import BridgeConfig, create_app
+from a2a_grpc.bridge.app import add_operations_routes
+from a2a_grpc.bridge.inspector import Inspector
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 from .cards import Interface, advertised_host, host_port
 from .health import Readiness

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generated.a2a_pb2 import Message
+from a2a_grpc.generated.a2a_pb2 import Message
 
 from .core.errors import FieldViolation, InvalidParamsError
 from .runs import Run

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from generated.a2a_pb2 import Message, SendMessageRequest, Task
+from a2a_grpc.generated.a2a_pb2 import Message, SendMessageRequest, Task
 
 from .agent import AgentExecutor, RequestContext
 from .context import CallContext

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, NamedTuple
 
-from generated.a2a_pb2 import Message, StreamResponse, Task
+from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
 
 from .core.errors import UnavailableError
 

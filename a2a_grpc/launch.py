@@ -18,9 +18,9 @@ from pathlib import Path
 
 from opentelemetry import trace
 
-from bridge import CARD
-from bridge.app import JWKS_PATH
-from bridge.inspector import Inspector
+from a2a_grpc.bridge import CARD
+from a2a_grpc.bridge.app import JWKS_PATH
+from a2a_grpc.bridge.inspector import Inspector
 
 from .agent import AgentExecutor
 from .auth import AuthenticatedService, Gate

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from google.protobuf.empty_pb2 import Empty
 from prometheus_client import CollectorRegistry, Counter
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from .context import CallContext
 from .core.errors import ResourceExhaustedError

@@ -15,7 +15,7 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
-from generated import a2a_pb2
+from a2a_grpc.generated import a2a_pb2
 
 from .service import python_name
 

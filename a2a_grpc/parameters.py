@@ -3,7 +3,7 @@ extensions it declares, and this server's own stream-resume parameters."""
 
 from __future__ import annotations
 
-from generated.a2a_pb2 import AgentCard
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 from .context import CallContext
 from .core.errors import (

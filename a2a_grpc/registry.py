@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 from . import runs
 from .agent import AgentExecutor, RequestContext, TaskEvents

@@ -24,7 +24,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
+from a2a_grpc.generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
 
 from .agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from .core import states

@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     Message,
     SendMessageResponse,
     StreamResponse,

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 if TYPE_CHECKING:
     from .runs import Run

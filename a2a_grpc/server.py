@@ -10,7 +10,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from generated import a2a_pb2
+from a2a_grpc.generated import a2a_pb2
 
 from .agent import AgentExecutor
 from .handler import RequestHandler

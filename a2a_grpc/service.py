@@ -13,7 +13,7 @@ from typing import Protocol
 
 from google.protobuf.empty_pb2 import Empty
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,

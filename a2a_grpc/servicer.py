@@ -22,8 +22,8 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from grpc_status import rpc_status
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceServicer
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceServicer
 
 from .context import CallContext
 from .core.errors import A2AError, InternalError, ParseError

@@ -10,7 +10,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Protocol
 
-from generated.a2a_pb2 import StreamResponse, Task, TaskState
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskState
 
 from .bus.base import END, Event, EventBus, Subscription
 from .core import lifecycle, states

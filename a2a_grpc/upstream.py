@@ -21,8 +21,8 @@ import grpc
 from google.protobuf.empty_pb2 import Empty
 from google.rpc import status_pb2
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 
 from .context import CURRENT_VERSION, CallContext
 from .core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError

@@ -20,7 +20,7 @@ import grpc
 from aiohttp import web
 from google.protobuf import json_format
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 TASK = pb.Task(id="t", context_id="c", status=pb.TaskStatus(state=pb.TASK_STATE_COMPLETED),
                artifacts=[pb.Artifact(artifact_id="a", parts=[pb.Part(text="echo: hello")])])

@@ -19,8 +19,8 @@ from typing import Any
 
 import grpc
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 
 from .httpwire import Connection, get, post
 

@@ -26,11 +26,11 @@ from a2a_grpc.context import CallContext
 from a2a_grpc.core import listing
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.stores import MemoryTaskStore, Scope, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated import a2a_pb2 as pb
 
 SCOPE = Scope("", "")
 

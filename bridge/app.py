@@ -11,11 +11,11 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.observe.service import ObservedService
 from a2a_grpc.service import A2AService
-from generated.a2a_pb2 import AgentCard
 
 from . import card as card_module
 from .edge import quiet_bad_requests

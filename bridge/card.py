@@ -13,8 +13,8 @@ import json
 
 from aiohttp import web
 
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.legacy.card03 import with_v03_fields
-from generated.a2a_pb2 import AgentCard
 
 from .codec import to_dict
 

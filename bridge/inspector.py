@@ -35,7 +35,7 @@ from google.protobuf.message import Message
 
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.core.errors import WIRE, A2AError, wire_of
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 log = logging.getLogger("a2a_grpc.inspector")
 STATIC = Path(__file__).with_name("inspector")

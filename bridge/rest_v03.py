@@ -40,10 +40,10 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.card03 import with_v03_fields
 from a2a_grpc.legacy.service03 import V03Service
-from generated import a2a_v03_pb2 as v03
 
 from . import codec, sse
 from .edge import call_context, note, refusal_headers

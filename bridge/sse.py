@@ -35,8 +35,8 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 from a2a_grpc.streams import EventStream
-from generated.a2a_pb2 import StreamResponse
 
 from . import codec
 

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from generated import a2a_pb2 as generated_dot_a2a__pb2
+from a2a_grpc.generated import a2a_pb2 as a2a__grpc_dot_generated_dot_a2a__pb2
 from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -19,7 +19,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in generated/a2a_pb2_grpc.py depends on'
+        + ' but the generated code in a2a_grpc/generated/a2a_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -39,57 +39,57 @@ class A2AServiceStub:
         """
         self.SendMessage = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/SendMessage',
-                request_serializer=generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.SendMessageResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageResponse.FromString,
                 _registered_method=True)
         self.SendStreamingMessage = channel.unary_stream(
                 '/lf.a2a.v1.A2AService/SendStreamingMessage',
-                request_serializer=generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.StreamResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.GetTask = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/GetTask',
-                request_serializer=generated_dot_a2a__pb2.GetTaskRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.Task.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.Task.FromString,
                 _registered_method=True)
         self.ListTasks = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/ListTasks',
-                request_serializer=generated_dot_a2a__pb2.ListTasksRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.ListTasksResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksResponse.FromString,
                 _registered_method=True)
         self.CancelTask = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/CancelTask',
-                request_serializer=generated_dot_a2a__pb2.CancelTaskRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.Task.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.CancelTaskRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.Task.FromString,
                 _registered_method=True)
         self.SubscribeToTask = channel.unary_stream(
                 '/lf.a2a.v1.A2AService/SubscribeToTask',
-                request_serializer=generated_dot_a2a__pb2.SubscribeToTaskRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.StreamResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.SubscribeToTaskRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.CreateTaskPushNotificationConfig = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.GetTaskPushNotificationConfig = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.ListTaskPushNotificationConfigs = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs',
-                request_serializer=generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.FromString,
                 _registered_method=True)
         self.GetExtendedAgentCard = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/GetExtendedAgentCard',
-                request_serializer=generated_dot_a2a__pb2.GetExtendedAgentCardRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__pb2.AgentCard.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetExtendedAgentCardRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.AgentCard.FromString,
                 _registered_method=True)
         self.DeleteTaskPushNotificationConfig = channel.unary_unary(
                 '/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
                 response_deserializer=google_dot_protobuf_dot_empty__pb2.Empty.FromString,
                 _registered_method=True)
 
@@ -182,57 +182,57 @@ def add_A2AServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'SendMessage': grpc.unary_unary_rpc_method_handler(
                     servicer.SendMessage,
-                    request_deserializer=generated_dot_a2a__pb2.SendMessageRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.SendMessageResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageResponse.SerializeToString,
             ),
             'SendStreamingMessage': grpc.unary_stream_rpc_method_handler(
                     servicer.SendStreamingMessage,
-                    request_deserializer=generated_dot_a2a__pb2.SendMessageRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.SerializeToString,
             ),
             'GetTask': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTask,
-                    request_deserializer=generated_dot_a2a__pb2.GetTaskRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.Task.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.Task.SerializeToString,
             ),
             'ListTasks': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTasks,
-                    request_deserializer=generated_dot_a2a__pb2.ListTasksRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.ListTasksResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksResponse.SerializeToString,
             ),
             'CancelTask': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelTask,
-                    request_deserializer=generated_dot_a2a__pb2.CancelTaskRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.Task.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.CancelTaskRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.Task.SerializeToString,
             ),
             'SubscribeToTask': grpc.unary_stream_rpc_method_handler(
                     servicer.SubscribeToTask,
-                    request_deserializer=generated_dot_a2a__pb2.SubscribeToTaskRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.SubscribeToTaskRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.SerializeToString,
             ),
             'CreateTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
-                    response_serializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'GetTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'ListTaskPushNotificationConfigs': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTaskPushNotificationConfigs,
-                    request_deserializer=generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.SerializeToString,
             ),
             'GetExtendedAgentCard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetExtendedAgentCard,
-                    request_deserializer=generated_dot_a2a__pb2.GetExtendedAgentCardRequest.FromString,
-                    response_serializer=generated_dot_a2a__pb2.AgentCard.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.GetExtendedAgentCardRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__pb2.AgentCard.SerializeToString,
             ),
             'DeleteTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
                     response_serializer=google_dot_protobuf_dot_empty__pb2.Empty.SerializeToString,
             ),
     }
@@ -263,8 +263,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/SendMessage',
-            generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
-            generated_dot_a2a__pb2.SendMessageResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -290,8 +290,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/SendStreamingMessage',
-            generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
-            generated_dot_a2a__pb2.StreamResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.SendMessageRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -317,8 +317,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/GetTask',
-            generated_dot_a2a__pb2.GetTaskRequest.SerializeToString,
-            generated_dot_a2a__pb2.Task.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -344,8 +344,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/ListTasks',
-            generated_dot_a2a__pb2.ListTasksRequest.SerializeToString,
-            generated_dot_a2a__pb2.ListTasksResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.ListTasksResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -371,8 +371,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/CancelTask',
-            generated_dot_a2a__pb2.CancelTaskRequest.SerializeToString,
-            generated_dot_a2a__pb2.Task.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.CancelTaskRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -398,8 +398,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/SubscribeToTask',
-            generated_dot_a2a__pb2.SubscribeToTaskRequest.SerializeToString,
-            generated_dot_a2a__pb2.StreamResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.SubscribeToTaskRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -425,8 +425,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-            generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
-            generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -452,8 +452,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig',
-            generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-            generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -479,8 +479,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs',
-            generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.SerializeToString,
-            generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.ListTaskPushNotificationConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -506,8 +506,8 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/GetExtendedAgentCard',
-            generated_dot_a2a__pb2.GetExtendedAgentCardRequest.SerializeToString,
-            generated_dot_a2a__pb2.AgentCard.FromString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.GetExtendedAgentCardRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.AgentCard.FromString,
             options,
             channel_credentials,
             insecure,
@@ -533,7 +533,7 @@ class A2AService:
             request,
             target,
             '/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-            generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
             google_dot_protobuf_dot_empty__pb2.Empty.FromString,
             options,
             channel_credentials,

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from generated import a2a_v03_pb2 as generated_dot_a2a__v03__pb2
+from a2a_grpc.generated import a2a_v03_pb2 as a2a__grpc_dot_generated_dot_a2a__v03__pb2
 from google.protobuf import empty_pb2 as google_dot_protobuf_dot_empty__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -19,7 +19,7 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in generated/a2a_v03_pb2_grpc.py depends on'
+        + ' but the generated code in a2a_grpc/generated/a2a_v03_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
@@ -37,52 +37,52 @@ class A2AServiceStub:
         """
         self.SendMessage = channel.unary_unary(
                 '/a2a.v1.A2AService/SendMessage',
-                request_serializer=generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.SendMessageResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageResponse.FromString,
                 _registered_method=True)
         self.SendStreamingMessage = channel.unary_stream(
                 '/a2a.v1.A2AService/SendStreamingMessage',
-                request_serializer=generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.StreamResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.GetTask = channel.unary_unary(
                 '/a2a.v1.A2AService/GetTask',
-                request_serializer=generated_dot_a2a__v03__pb2.GetTaskRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.Task.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.FromString,
                 _registered_method=True)
         self.CancelTask = channel.unary_unary(
                 '/a2a.v1.A2AService/CancelTask',
-                request_serializer=generated_dot_a2a__v03__pb2.CancelTaskRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.Task.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.CancelTaskRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.FromString,
                 _registered_method=True)
         self.TaskSubscription = channel.unary_stream(
                 '/a2a.v1.A2AService/TaskSubscription',
-                request_serializer=generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.StreamResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.FromString,
                 _registered_method=True)
         self.CreateTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.GetTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/GetTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
                 _registered_method=True)
         self.ListTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/ListTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.FromString,
                 _registered_method=True)
         self.GetAgentCard = channel.unary_unary(
                 '/a2a.v1.A2AService/GetAgentCard',
-                request_serializer=generated_dot_a2a__v03__pb2.GetAgentCardRequest.SerializeToString,
-                response_deserializer=generated_dot_a2a__v03__pb2.AgentCard.FromString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetAgentCardRequest.SerializeToString,
+                response_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.AgentCard.FromString,
                 _registered_method=True)
         self.DeleteTaskPushNotificationConfig = channel.unary_unary(
                 '/a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-                request_serializer=generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+                request_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
                 response_deserializer=google_dot_protobuf_dot_empty__pb2.Empty.FromString,
                 _registered_method=True)
 
@@ -157,52 +157,52 @@ def add_A2AServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'SendMessage': grpc.unary_unary_rpc_method_handler(
                     servicer.SendMessage,
-                    request_deserializer=generated_dot_a2a__v03__pb2.SendMessageRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.SendMessageResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageResponse.SerializeToString,
             ),
             'SendStreamingMessage': grpc.unary_stream_rpc_method_handler(
                     servicer.SendStreamingMessage,
-                    request_deserializer=generated_dot_a2a__v03__pb2.SendMessageRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.SerializeToString,
             ),
             'GetTask': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTask,
-                    request_deserializer=generated_dot_a2a__v03__pb2.GetTaskRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.Task.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.SerializeToString,
             ),
             'CancelTask': grpc.unary_unary_rpc_method_handler(
                     servicer.CancelTask,
-                    request_deserializer=generated_dot_a2a__v03__pb2.CancelTaskRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.Task.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.CancelTaskRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.SerializeToString,
             ),
             'TaskSubscription': grpc.unary_stream_rpc_method_handler(
                     servicer.TaskSubscription,
-                    request_deserializer=generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.StreamResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.SerializeToString,
             ),
             'CreateTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'GetTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.SerializeToString,
             ),
             'ListTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.ListTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.SerializeToString,
             ),
             'GetAgentCard': grpc.unary_unary_rpc_method_handler(
                     servicer.GetAgentCard,
-                    request_deserializer=generated_dot_a2a__v03__pb2.GetAgentCardRequest.FromString,
-                    response_serializer=generated_dot_a2a__v03__pb2.AgentCard.SerializeToString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetAgentCardRequest.FromString,
+                    response_serializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.AgentCard.SerializeToString,
             ),
             'DeleteTaskPushNotificationConfig': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteTaskPushNotificationConfig,
-                    request_deserializer=generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
+                    request_deserializer=a2a__grpc_dot_generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.FromString,
                     response_serializer=google_dot_protobuf_dot_empty__pb2.Empty.SerializeToString,
             ),
     }
@@ -231,8 +231,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/SendMessage',
-            generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.SendMessageResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -258,8 +258,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/SendStreamingMessage',
-            generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.StreamResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.SendMessageRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -285,8 +285,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetTask',
-            generated_dot_a2a__v03__pb2.GetTaskRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.Task.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -312,8 +312,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/CancelTask',
-            generated_dot_a2a__v03__pb2.CancelTaskRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.Task.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.CancelTaskRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.Task.FromString,
             options,
             channel_credentials,
             insecure,
@@ -339,8 +339,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/TaskSubscription',
-            generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.StreamResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskSubscriptionRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.StreamResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -366,8 +366,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/CreateTaskPushNotificationConfig',
-            generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.CreateTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -393,8 +393,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetTaskPushNotificationConfig',
-            generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.TaskPushNotificationConfig.FromString,
             options,
             channel_credentials,
             insecure,
@@ -420,8 +420,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/ListTaskPushNotificationConfig',
-            generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.ListTaskPushNotificationConfigResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -447,8 +447,8 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/GetAgentCard',
-            generated_dot_a2a__v03__pb2.GetAgentCardRequest.SerializeToString,
-            generated_dot_a2a__v03__pb2.AgentCard.FromString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.GetAgentCardRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.AgentCard.FromString,
             options,
             channel_credentials,
             insecure,
@@ -474,7 +474,7 @@ class A2AService:
             request,
             target,
             '/a2a.v1.A2AService/DeleteTaskPushNotificationConfig',
-            generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
+            a2a__grpc_dot_generated_dot_a2a__v03__pb2.DeleteTaskPushNotificationConfigRequest.SerializeToString,
             google_dot_protobuf_dot_empty__pb2.Empty.FromString,
             options,
             channel_credentials,

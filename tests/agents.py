@@ -6,7 +6,7 @@ import asyncio
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.demo import DemoAgent
-from generated.a2a_pb2 import AgentCapabilities, AgentCard
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 
 class PushEnabledDemo(DemoAgent):

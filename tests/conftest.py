@@ -11,8 +11,11 @@ from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.auth import AuthenticatedService, Gate
+from a2a_grpc.bridge import BridgeConfig, create_app
 from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy
@@ -21,9 +24,6 @@ from a2a_grpc.server import GrpcServer, start_grpc
 from a2a_grpc.service import A2AService
 from a2a_grpc.stores import TaskStore
 from a2a_grpc.upstream import UpstreamService
-from bridge import BridgeConfig, create_app
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import reap, start_server, wait_serving
 

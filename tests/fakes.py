@@ -6,8 +6,8 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 from a2a_grpc.stores import MemoryTaskStore, Scope
-from generated.a2a_pb2 import StreamResponse, Task
 
 Script = Callable[[RequestContext, TaskEvents], Awaitable[None]]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generated.a2a_pb2 import AgentCard
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 from .apikey import LOCATIONS, ApiKeyVerifier
 from .basic import BasicVerifier, parse_users

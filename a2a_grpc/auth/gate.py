@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from generated.a2a_pb2 import AgentCard, SecurityRequirement
+from a2a_grpc.generated.a2a_pb2 import AgentCard, SecurityRequirement
 
 from ..context import CallContext
 from ..core.errors import PermissionDeniedError, UnauthenticatedError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from google.protobuf.empty_pb2 import Empty
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..context import CallContext
 from ..service import A2AService

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import NamedTuple, Protocol
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 
 class Event(NamedTuple):

@@ -22,7 +22,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 from ..core.errors import UnavailableError
 from .base import END, Control, Event

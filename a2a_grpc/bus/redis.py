@@ -43,7 +43,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 from ..core import states
 from ..core.errors import UnavailableError

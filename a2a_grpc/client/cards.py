@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import aiohttp
 from google.protobuf import json_format
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 

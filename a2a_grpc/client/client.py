@@ -29,7 +29,7 @@ import aiohttp
 from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..cards import RESUMABLE_STREAMS
 from ..context import CURRENT_VERSION

@@ -27,7 +27,7 @@ from typing import Any
 import aiohttp
 from google.protobuf import json_format
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..card_signing import CardSignatureError
 from ..core.errors import A2AError

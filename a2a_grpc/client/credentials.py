@@ -24,7 +24,7 @@ from typing import Any
 
 import aiohttp
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..core.errors import UnauthenticatedError
 from .errors import AgentUnreachableError

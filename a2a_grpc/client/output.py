@@ -11,7 +11,7 @@ from typing import Any, TextIO
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..core import lifecycle, states
 from ..core.errors import A2AError

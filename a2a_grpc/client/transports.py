@@ -20,8 +20,8 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from generated.a2a_pb2 import StreamResponse
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 
 from ..core.errors import A2AError, UnavailableError
 from ..methods import METHODS

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import jwt
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..card_signing import CardSignatureError, verify
 

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from google.protobuf.struct_pb2 import Struct
 
-from generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
+from a2a_grpc.generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
 
 from . import states
 from .errors import (

@@ -18,7 +18,7 @@ import binascii
 import json
 from dataclasses import dataclass
 
-from generated.a2a_pb2 import ListTasksRequest, Task, TaskState
+from a2a_grpc.generated.a2a_pb2 import ListTasksRequest, Task, TaskState
 
 from .errors import FieldViolation, InvalidParamsError
 from .ids import nanos_of

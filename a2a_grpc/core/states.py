@@ -12,7 +12,7 @@ Rules, all in this file:
 
 from __future__ import annotations
 
-from generated.a2a_pb2 import TaskState
+from a2a_grpc.generated.a2a_pb2 import TaskState
 
 SUBMITTED = TaskState.TASK_STATE_SUBMITTED
 WORKING = TaskState.TASK_STATE_WORKING

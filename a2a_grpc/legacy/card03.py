@@ -15,8 +15,8 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from generated import a2a_pb2 as v1
-from generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated import a2a_pb2 as v1
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 
 # The bindings that also serve 0.3, the preferred first: every 0.3 client speaks
 # JSON-RPC (the 0.3 SDK's default), fewer gRPC.

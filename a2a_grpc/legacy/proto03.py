@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from google.protobuf.struct_pb2 import Struct
 
-from generated import a2a_pb2 as v1
-from generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated import a2a_pb2 as v1
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 
 from ..core.states import SETTLED
 from . import json03

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from google.protobuf.empty_pb2 import Empty
 
-from generated import a2a_pb2 as v1
-from generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated import a2a_pb2 as v1
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 
 from ..context import CallContext
 from ..core.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError

@@ -14,8 +14,8 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
-from generated import a2a_pb2 as v1
-from generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated import a2a_pb2 as v1
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 
 from ..service import A2AService, python_name
 from ..servicer import Ctx, abort, call_context, check_parsed, register

@@ -20,7 +20,7 @@ from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 from opentelemetry.trace import Span
 
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from ..context import CallContext
 from ..core.errors import public, wire_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import base64
 
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,

@@ -25,7 +25,7 @@ import jwt
 from aiohttp import web
 from google.protobuf import json_format
 
-from generated.a2a_pb2 import StreamResponse
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 from .signing import HEADER, body_digest
 

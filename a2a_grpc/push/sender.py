@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import aiohttp
 from google.protobuf import json_format
 
-from generated.a2a_pb2 import TaskPushNotificationConfig
+from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
 
 from ..core.errors import A2AError
 from ..legacy import json01, json03

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, NamedTuple, Protocol
 
-from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
 from ..core.errors import UnavailableError
 from ..core.listing import TaskQuery

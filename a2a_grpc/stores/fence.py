@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
-from generated.a2a_pb2 import TaskState
+from a2a_grpc.generated.a2a_pb2 import TaskState
 
 from ..core import states
 from .base import TaskFencedError

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 
 from ..core import listing, states
 from ..core.ids import nanos_of

@@ -22,7 +22,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from generated.a2a_pb2 import StreamResponse, Task
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
 from ..core import lifecycle, states
 from .base import StoredTask

@@ -22,7 +22,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from generated.a2a_pb2 import StreamResponse, Task
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
 from ..core import lifecycle, states
 from ..core.ids import nanos_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from generated.a2a_pb2 import TaskPushNotificationConfig
+from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
 
 from .base import Delivery, Scope
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.bridge import create_app
 from a2a_grpc.cards import card_for
 from a2a_grpc.demo import DemoAgent
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.stores.memory import MemoryTaskStore
-from bridge import create_app
 
 
 async def test_routes_added_later_on_paths_of_their_own_answer() -> None:

@@ -16,8 +16,8 @@ import aiohttp
 import grpc
 import pytest
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request
 from tests.processes import ROOT, Server, reap, start_server, wait_serving
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.bridge import CARD
 from a2a_grpc.cards import RESUMABLE_STREAMS, Interface, public_card
 from a2a_grpc.client import A2AClient, ClientOptions, NoUsableInterfaceError
 from a2a_grpc.client.errors import AgentUnreachableError
@@ -21,8 +22,7 @@ from a2a_grpc.core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from bridge import CARD
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 from tests.fakes import ScriptedAgent
 from tests.proxy import Proxy

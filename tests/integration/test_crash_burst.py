@@ -20,8 +20,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import user_message
 from tests.processes import reap, start_server, wait_serving
 from tests.stores import drop_schema, postgres_schema, postgres_url

@@ -10,9 +10,9 @@ from pathlib import Path
 import aiohttp
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.bridge import create_app
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.upstream import UpstreamService
-from bridge import create_app
-from generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import GatewayFactory
 from tests.processes import reap, start_server, unused_port

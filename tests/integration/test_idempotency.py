@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Serve, send_request
 from tests.fakes import Gate, ScriptedAgent
 from tests.grpc_errors import fails

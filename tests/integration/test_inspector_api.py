@@ -10,10 +10,10 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.bridge import create_app
+from a2a_grpc.bridge.inspector import Inspector
 from a2a_grpc.context import CallContext
-from bridge import create_app
-from bridge.inspector import Inspector
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 
 

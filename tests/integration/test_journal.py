@@ -18,9 +18,9 @@ import pytest
 from a2a_grpc.cards import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.stores import MemoryTaskStore, Scope
-from generated import a2a_pb2 as pb
 from tests.conftest import send_request
 
 Held = tuple[Scope, pb.Task, int, pb.StreamResponse, str | None, bool, "asyncio.Future[None]"]

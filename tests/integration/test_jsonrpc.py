@@ -8,7 +8,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bridge import BridgeConfig
+from a2a_grpc.bridge import BridgeConfig
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 

@@ -20,8 +20,8 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from prometheus_client.parser import text_string_to_metric_families
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.bindings import parse_sse
 from tests.processes import Server, reap, start_server
 

@@ -15,10 +15,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.core.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.stores import Scope
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
 from tests.processes import reap, start_server
 from tests.webhook import start_webhook

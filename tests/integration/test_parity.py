@@ -11,7 +11,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from google.rpc import code_pb2
 
 from a2a_grpc.core import errors
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.agents import HandOffAgent, card_for_handoff
 from tests.bindings import Binding, CallFailed
 from tests.conftest import GatewayFactory, Stack, StackFactory, send_request, user_message

@@ -16,13 +16,13 @@ from a2a_grpc.cards import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import InvalidParamsError
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.receiver import PushReceiver, PushVerificationError
 from a2a_grpc.push.sender import PushSender, SenderConfig
 from a2a_grpc.push.signing import HEADER, Signer, SigningKey
 from a2a_grpc.stores import MemoryTaskStore
-from generated import a2a_pb2 as pb
 from tests.conftest import Serve, user_message
 from tests.grpc_errors import fails
 from tests.webhook import Webhook, start_webhook

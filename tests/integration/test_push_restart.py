@@ -8,9 +8,9 @@ from pathlib import Path
 
 import aiohttp
 
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.push.receiver import PushReceiver
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import user_message
 from tests.processes import Server, reap, start_server, wait_serving
 from tests.webhook import start_webhook

@@ -13,8 +13,8 @@ import aiohttp
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.processes import Server, reap, start_server
 from tests.proxy import Proxy
 from tests.redis_bus import bus_url, drop_prefix, redis_port, redis_prefix

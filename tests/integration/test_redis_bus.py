@@ -12,8 +12,8 @@ import redis.asyncio as aioredis
 from a2a_grpc.bus.redis import BLOCK_MS, RedisEventBus
 from a2a_grpc.bus.redis_publish import IDLE_S, LINGER_S
 from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.generated.a2a_pb2 import TASK_STATE_COMPLETED, TASK_STATE_WORKING, StreamResponse
 from a2a_grpc.stores import StoreUnavailableError
-from generated.a2a_pb2 import TASK_STATE_COMPLETED, TASK_STATE_WORKING, StreamResponse
 from tests.processes import unused_port
 from tests.proxy import Proxy
 from tests.redis_bus import REDIS, bus_url, drop_prefix, redis_port, redis_prefix

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bridge import BridgeConfig
+from a2a_grpc.bridge import BridgeConfig
 from tests.conftest import Stack, StackFactory
 
 MSG = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}

@@ -11,11 +11,11 @@ import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.cards import card_for
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.handler_duties import RESTARTED
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request, user_message
 from tests.processes import Server, reap, start_server, wait_serving
 

@@ -11,7 +11,7 @@ import pytest
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.core.errors import ContentTypeNotSupportedError
 from a2a_grpc.core.lifecycle import IllegalTransitionError
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Serve, send_request, user_message
 from tests.fakes import Gate, ScriptedAgent
 from tests.grpc_errors import fails

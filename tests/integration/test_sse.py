@@ -10,8 +10,8 @@ import pytest
 
 from a2a_grpc import scheduling as runtime
 from a2a_grpc.agent import RequestContext, TaskEvents
-from bridge import BridgeConfig
-from generated import a2a_pb2 as pb
+from a2a_grpc.bridge import BridgeConfig
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import StackFactory, send_request, user_message
 from tests.fakes import FullDiskStore, Gate, ScriptedAgent

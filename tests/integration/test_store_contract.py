@@ -12,6 +12,7 @@ import pytest
 
 from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import (
     Claim,
     MemoryTaskStore,
@@ -23,7 +24,6 @@ from a2a_grpc.stores import (
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated import a2a_pb2 as pb
 from tests.stores import KINDS, Maker, store_maker
 
 ME, YOU = Scope("t1", "alice"), Scope("t1", "bob")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.core import states
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import Claim, MemoryTaskStore, TaskFencedError, TaskStore
-from generated import a2a_pb2 as pb
 from tests.integration.test_store_contract import ME, ev, query, task
 from tests.stores import KINDS, Maker, store_maker
 

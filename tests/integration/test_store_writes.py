@@ -14,11 +14,11 @@ import pytest
 
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.listing import TaskQuery
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import Scope, StoreUnavailableError
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sql_schema import MIGRATIONS, SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated import a2a_pb2 as pb
 from tests.stores import drop_schema, postgres_schema, postgres_url
 
 ME = Scope("t1", "alice")

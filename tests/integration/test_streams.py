@@ -7,7 +7,7 @@ import asyncio
 import grpc
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Serve, send_request, user_message
 from tests.fakes import Gate, ScriptedAgent
 from tests.grpc_errors import fails, stream_fails

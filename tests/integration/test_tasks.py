@@ -9,7 +9,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Serve, send_request, user_message
 from tests.fakes import ScriptedAgent
 from tests.grpc_errors import fails

@@ -19,8 +19,8 @@ from cryptography import x509
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.core.errors import TaskNotFoundError
-from generated import a2a_pb2 as pb
-from generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.certs import Authority, Issued
 from tests.processes import Server, reap, start_server
 

@@ -18,8 +18,8 @@ from opentelemetry.trace import SpanKind, StatusCode
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
-from generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
 from tests.webhook import start_webhook
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.bridge import CARD
 from a2a_grpc.cards import Interface, public_card
-from bridge import CARD
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import StackFactory
 from tests.fakes import ScriptedAgent

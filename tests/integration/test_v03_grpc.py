@@ -9,9 +9,9 @@ import pytest
 from google.protobuf.struct_pb2 import Struct
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from generated import a2a_pb2 as pb
-from generated import a2a_v03_pb2 as v03
-from generated.a2a_v03_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub
 from tests.conftest import Serve
 from tests.fakes import ScriptedAgent
 from tests.grpc_errors import fails

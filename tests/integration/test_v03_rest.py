@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from a2a_grpc.bridge import CARD
 from a2a_grpc.cards import Interface, public_card
-from bridge import CARD
-from generated import a2a_pb2 as pb
-from generated import a2a_v03_pb2 as v03
-from generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_v03_pb2 as v03
+from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 

@@ -12,9 +12,9 @@ from google.protobuf import json_format
 
 from a2a_grpc.cards import Interface, card_for, public_card
 from a2a_grpc.demo import DemoAgent
+from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler import RequestHandler
 from a2a_grpc.server import start_grpc
-from generated import a2a_pb2 as pb
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop

@@ -21,7 +21,7 @@ from a2a_grpc.core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.processes import LISTENING, ROOT
 
 PEERS = Path(__file__).parent / "peers"

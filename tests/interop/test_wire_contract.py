@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2
 
-from generated import a2a_pb2, a2a_v03_pb2
+from a2a_grpc.generated import a2a_pb2, a2a_v03_pb2
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop

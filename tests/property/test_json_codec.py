@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge import codec
+from a2a_grpc.bridge import codec
 
 SETTINGS = settings(max_examples=300, deadline=None)
 STANDARD = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.errors import InvalidAgentResponseError
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     Artifact,
     Message,
     Part,

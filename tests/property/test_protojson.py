@@ -20,8 +20,8 @@ from google.protobuf.message import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bridge import codec, protojson
-from generated import a2a_pb2 as pb
+from a2a_grpc.bridge import codec, protojson
+from a2a_grpc.generated import a2a_pb2 as pb
 
 F = FieldDescriptor
 TYPES = sorted(pb.DESCRIPTOR.message_types_by_name.values(), key=lambda d: d.name)

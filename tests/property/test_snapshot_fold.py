@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.errors import InvalidAgentResponseError
 from a2a_grpc.core.listing import TaskQuery
+from a2a_grpc.generated.a2a_pb2 import Message, Part, Role, StreamResponse, Task
 from a2a_grpc.stores import MemoryTaskStore, Scope, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from generated.a2a_pb2 import Message, Part, Role, StreamResponse, Task
 from tests.property.test_lifecycle_undo import events, words
 from tests.stores import KINDS, drop_schema, postgres_schema, postgres_url
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from a2a_grpc.core.errors import InvalidParamsError
 from a2a_grpc.core.validate import is_valid, validate, violations
-from generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2 as pb
 
 from .test_protojson import messages
 

@@ -21,9 +21,10 @@ import pytest
 from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import FileDescriptor
 
-from generated import a2a_pb2, a2a_v03_pb2
+from a2a_grpc.generated import a2a_pb2, a2a_v03_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
+OUT = Path("a2a_grpc", "generated")  # where protoc writes, given `-I a2a_grpc/generated=proto`
 GOOGLEAPIS = str(Path(next(iter(google.api.__path__))).parent.parent)
 
 
@@ -31,7 +32,7 @@ PROTOS = [("a2a", a2a_pb2.DESCRIPTOR), ("a2a_v03", a2a_v03_pb2.DESCRIPTOR)]
 
 
 def _protoc(*args: str, cwd: Path, name: str = "a2a") -> None:
-    cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-Igenerated={ROOT / 'proto'}",
+    cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-Ia2a_grpc/generated={ROOT / 'proto'}",
            f"-I{GOOGLEAPIS}", *args, str(ROOT / "proto" / f"{name}.proto")]
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"protoc failed: {done.stderr}"
@@ -47,7 +48,7 @@ def test_embedded_descriptor_matches_proto_source(
     committed = descriptor_pb2.FileDescriptorProto()
     embedded.CopyToProto(committed)
     _drop_json_names(committed.message_type)  # embedded only where set explicitly
-    assert committed.name == fresh.name == f"generated/{name}.proto"
+    assert committed.name == fresh.name == f"a2a_grpc/generated/{name}.proto"
     assert committed == fresh, "generated/ is stale: run `make proto` and commit the result"
 
 
@@ -62,13 +63,13 @@ def _drop_json_names(messages: Iterable[descriptor_pb2.DescriptorProto]) -> None
 def test_regenerated_files_are_identical_with_the_same_tools(tmp_path: Path, name: str) -> None:
     _protoc("--python_out=.", "--pyi_out=.", "--grpc_python_out=.", cwd=tmp_path, name=name)
     committed_py = (ROOT / "generated" / f"{name}_pb2.py").read_text()
-    fresh_py = (tmp_path / "generated" / f"{name}_pb2.py").read_text()
+    fresh_py = (tmp_path / OUT / f"{name}_pb2.py").read_text()
     version = re.compile(r"^# Protobuf Python Version: (.*)$", re.M)
     same_tools = version.findall(committed_py) == version.findall(fresh_py)
     if not same_tools and os.environ.get("CI") != "true":
         return  # another grpcio-tools formats differently; the descriptor test still ran
     for file in (f"{name}_pb2.py", f"{name}_pb2.pyi", f"{name}_pb2_grpc.py"):
         committed = (ROOT / "generated" / file).read_text()
-        assert committed == (tmp_path / "generated" / file).read_text(), (
+        assert committed == (tmp_path / OUT / file).read_text(), (
             f"generated/{file} differs from a fresh `make proto`: run it and commit the result"
         )

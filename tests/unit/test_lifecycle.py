@@ -10,7 +10,7 @@ from a2a_grpc.core.errors import (
     InvalidParamsError,
     UnsupportedOperationError,
 )
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     Artifact,
     Message,
     Part,
@@ -201,7 +201,7 @@ def test_history_length(limit: int | None, kept: list[str]) -> None:
 
 
 def test_negative_history_length_is_invalid() -> None:
-    from generated.a2a_pb2 import GetTaskRequest
+    from a2a_grpc.generated.a2a_pb2 import GetTaskRequest
 
     with pytest.raises(InvalidParamsError, match="historyLength"):
         lifecycle.history_length_of(GetTaskRequest(id="t", history_length=-1))

@@ -4,7 +4,7 @@ import pytest
 
 from a2a_grpc.core import listing
 from a2a_grpc.core.errors import InvalidParamsError
-from generated.a2a_pb2 import ListTasksRequest
+from a2a_grpc.generated.a2a_pb2 import ListTasksRequest
 
 
 def test_cursor_round_trip() -> None:

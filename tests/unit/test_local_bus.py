@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from a2a_grpc.bus.local import LocalEventBus
-from generated.a2a_pb2 import StreamResponse, Task
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
 
 def event(n: int) -> StreamResponse:

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from a2a_grpc.core import states
-from generated.a2a_pb2 import TaskState
+from a2a_grpc.generated.a2a_pb2 import TaskState
 
 ALL = [v for v in TaskState.values()]
 LIVE = [states.SUBMITTED, states.WORKING, states.INPUT_REQUIRED, states.AUTH_REQUIRED]

@@ -6,7 +6,7 @@ import pytest
 
 from a2a_grpc.core.errors import InvalidParamsError
 from a2a_grpc.core.validate import validate
-from generated.a2a_pb2 import (
+from a2a_grpc.generated.a2a_pb2 import (
     GetTaskRequest,
     Message,
     Part,

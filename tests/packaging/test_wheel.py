@@ -1,0 +1,114 @@
+"""What users install: the wheel, in a fresh virtualenv outside the repository.
+
+It owns one import name, `a2a_grpc` (bridge/ and generated/ are in it as
+a2a_grpc.bridge and a2a_grpc.generated), so a `bridge.py` or a `generated/`
+of the user's own, in the working directory, changes nothing: `serve` starts
+there and answers a SendMessage on each binding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import uuid
+import venv
+import zipfile
+from pathlib import Path
+
+import aiohttp
+import grpc
+import pytest
+
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2_grpc
+from tests.processes import LISTENING
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADERS = {"A2A-Version": "1.0"}
+
+
+def _run(*cmd: str | Path, cwd: Path) -> str:
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the wheel, the Python of a fresh virtualenv it is installed in)."""
+    home = tmp_path_factory.mktemp("wheel")
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist", ROOT,
+         cwd=home)
+    [wheel] = (home / "dist").glob("a2a_grpc-*.whl")
+    venv.create(home / "venv", with_pip=True)
+    python = home / "venv" / "bin" / "python"
+    print(f"\ninstalling {wheel.name} and its dependencies into {home / 'venv'}...",
+          file=sys.stderr)
+    _run(python, "-m", "pip", "install", "-q", wheel, cwd=home)
+    return wheel, python
+
+
+def test_the_wheel_owns_one_import_name(installed: tuple[Path, Path]) -> None:
+    wheel, python = installed
+    dist_info = wheel.name.split("-py")[0] + ".dist-info"  # a2a_grpc-VERSION.dist-info
+    with zipfile.ZipFile(wheel) as z:
+        assert {name.split("/")[0] for name in z.namelist()} == {"a2a_grpc", dist_info}
+    site = Path(_run(python, "-c", "import a2a_grpc, os; print(os.path.dirname("
+                     "os.path.dirname(a2a_grpc.__file__)))", cwd=wheel.parent).strip())
+    ours = {p.name for p in site.iterdir()
+            if p.name.startswith(("a2a_grpc", "bridge", "generated"))}
+    assert ours == {"a2a_grpc", dist_info}
+    shipped = _run(python, "-c", "import a2a_grpc.bridge.inspector as i, a2a_grpc.generated."
+                   "a2a_pb2 as p, pathlib; print(sorted(f.name for f in (pathlib.Path("
+                   "i.__file__).parent / 'inspector').iterdir()), p.DESCRIPTOR.name)",
+                   cwd=wheel.parent)
+    assert "app.js" in shipped and "a2a_grpc/generated/a2a.proto" in shipped
+
+
+async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
+        installed: tuple[Path, Path], tmp_path: Path) -> None:
+    _, python = installed
+    (tmp_path / "bridge.py").write_text("raise RuntimeError('the user\\'s own bridge.py')\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "__init__.py").write_text("raise RuntimeError('not ours')\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # `python -m` puts the working directory first on sys.path: the strictest case.
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "-m", "a2a_grpc", "serve", "--store", "memory", "--grpc-port", "0",
+        "--http-port", "0", cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        log = []
+        while not (found := LISTENING.search(line := (await asyncio.wait_for(
+                proc.stdout.readline(), 60)).decode())):
+            log.append(line)
+            assert line, "serve exited:\n" + "".join(log)
+        grpc_port, http_port = (int(g) for g in found.groups())
+        base = f"http://127.0.0.1:{http_port}"
+
+        def message() -> dict[str, object]:
+            return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                    "parts": [{"text": "hello"}]}
+
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            async with http.post(base + "/", json={"jsonrpc": "2.0", "id": 1,
+                                                   "method": "SendMessage",
+                                                   "params": {"message": message()}}) as resp:
+                rpc = await resp.json()
+            async with http.post(base + "/message:send", json={"message": message()}) as resp:
+                rest = await resp.json()
+        assert rpc["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert rest["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+            answer = await a2a_pb2_grpc.A2AServiceStub(channel).SendMessage(
+                pb.SendMessageRequest(message=pb.Message(
+                    message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
+                    parts=[pb.Part(text="hello")])), metadata=(("a2a-version", "1.0"),))
+        assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+    finally:
+        proc.kill()
+        await proc.wait()
