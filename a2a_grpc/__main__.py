@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from a2a_grpc.app.cli import main
 
 sys.exit(main())

@@ -29,6 +29,10 @@ from typing import Protocol
 
 from google.protobuf.struct_pb2 import Struct
 
+from a2a_grpc.context import CallContext
+from a2a_grpc.core import states
+from a2a_grpc.core.errors import PermissionDeniedError
+from a2a_grpc.core.ids import new_id
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     Message,
@@ -39,11 +43,6 @@ from a2a_grpc.generated.a2a_pb2 import (
     Task,
     TaskState,
 )
-
-from .context import CallContext
-from .core import states
-from .core.errors import PermissionDeniedError
-from .core.ids import new_id
 
 
 class FollowUps(AsyncIterator[Message]):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .auth.identity import Identity
+    from a2a_grpc.auth.identity import Identity
 
 CURRENT_VERSION = "1.0"
 

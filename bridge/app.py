@@ -11,18 +11,17 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from a2a_grpc.bridge import card as card_module
+from a2a_grpc.bridge.calls import quiet_bad_requests
+from a2a_grpc.bridge.inspector.api import Inspector
+from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
+from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
+from a2a_grpc.bridge.rest import RestEndpoints, answer_unmatched
 from a2a_grpc.generated.a2a_pb2 import AgentCard
+from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.observe.metrics import Metrics
-from a2a_grpc.observe.service import ObservedService
-from a2a_grpc.service import A2AService
-
-from . import card as card_module
-from .edge import quiet_bad_requests
-from .inspector import Inspector
-from .jsonrpc import JsonRpcEndpoint
-from .rest import RestEndpoints, answer_unmatched
-from .rest_v03 import RestV03Endpoints
+from a2a_grpc.observe.observed import ObservedService
 
 CARD = web.AppKey("card", card_module.CardEndpoint)
 
@@ -47,7 +46,7 @@ def create_app(
     observed: bool = False,
     inspector: Inspector | None = None,
 ) -> web.Application:
-    """`card` is served as is (see a2a_grpc.cards.public_card);
+    """`card` is served as is (see a2a_grpc.cards.card.public_card);
     `app[CARD].update(card)` replaces it later. The app's last route answers
     unknown paths and verbs (rest.answer_unmatched): a route added to the app
     afterwards works on a path of its own (`/hooks/in`), not as a variable
@@ -98,7 +97,7 @@ def add_operations_routes(
     app: web.Application, metrics: Metrics | None,
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None,
 ) -> None:
-    """/metrics (Prometheus text format), /healthz and /readyz (a2a_grpc.health)."""
+    """/metrics (Prometheus text format), /healthz and /readyz (a2a_grpc.app.health)."""
     if metrics is not None:
         async def serve_metrics(_: web.Request) -> web.Response:
             return web.Response(body=await metrics.render(),

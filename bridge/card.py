@@ -1,7 +1,7 @@
 """The public agent card at /.well-known/agent-card.json (spec §8), and at
 /.well-known/agent.json where clients of the earlier drafts look for it.
 
-Serves the card `a2a_grpc.cards.public_card` built, with an ETag and
+Serves the card `a2a_grpc.cards.card.public_card` built, with an ETag and
 Cache-Control; a matching If-None-Match gets 304. One card for both
 generations: the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py).
 """
@@ -13,10 +13,9 @@ import json
 
 from aiohttp import web
 
+from a2a_grpc.bridge.codec import to_dict
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.legacy.card03 import with_v03_fields
-
-from .codec import to_dict
 
 PATH = "/.well-known/agent-card.json"
 OLD_PATH = "/.well-known/agent.json"  # where 0.1 and 0.2 clients look

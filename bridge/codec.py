@@ -30,10 +30,9 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from a2a_grpc.bridge import protojson
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
-from a2a_grpc.status import rpc_status_of
-
-from . import protojson
+from a2a_grpc.core.rpc_status import rpc_status_of
 
 DEFAULT_MAX_DEPTH = 32
 

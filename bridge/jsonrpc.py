@@ -20,6 +20,10 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.bridge import codec, sse
+from a2a_grpc.bridge.calls import call_context, note, refusal_headers
+from a2a_grpc.bridge.legacy.methods03 import LegacyMethod
+from a2a_grpc.bridge.legacy.routing import context_for, resolve
 from a2a_grpc.core.errors import (
     A2AError,
     InvalidParamsError,
@@ -32,13 +36,8 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
-from a2a_grpc.methods import METHODS
-from a2a_grpc.service import A2AService
-
-from . import codec, sse
-from .edge import call_context, note, refusal_headers
-from .legacy import context_for, resolve
-from .v03_methods import LegacyMethod
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.handler.methods import METHODS
 
 JSON_TYPE = "application/json"
 _NO_ID = object()

@@ -25,6 +25,8 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import code_pb2
 
+from a2a_grpc.bridge import codec, sse
+from a2a_grpc.bridge.calls import call_context, note, refusal_headers
 from a2a_grpc.core.errors import (
     FieldViolation,
     InvalidParamsError,
@@ -33,11 +35,8 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
-from a2a_grpc.methods import METHODS, Method, Route
-from a2a_grpc.service import A2AService
-
-from . import codec, sse
-from .edge import call_context, note, refusal_headers
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.handler.methods import METHODS, Method, Route
 
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}

@@ -35,10 +35,9 @@ from typing import Any
 
 from aiohttp import web
 
+from a2a_grpc.bridge import codec
+from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
-from a2a_grpc.streams import EventStream
-
-from . import codec
 
 HEADERS = {
     "Content-Type": "text/event-stream",

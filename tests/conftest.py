@@ -10,20 +10,20 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.auth import AuthenticatedService, Gate
 from a2a_grpc.bridge import BridgeConfig, create_app
-from a2a_grpc.cards import card_for
-from a2a_grpc.demo import DemoAgent
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
+from a2a_grpc.grpc_edge.upstream import UpstreamService
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.sender import PushSender, SenderConfig
-from a2a_grpc.server import GrpcServer, start_grpc
-from a2a_grpc.service import A2AService
 from a2a_grpc.stores import TaskStore
-from a2a_grpc.upstream import UpstreamService
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import reap, start_server, wait_serving
 

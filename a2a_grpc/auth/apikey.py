@@ -10,9 +10,9 @@ import hashlib
 from collections.abc import Mapping
 from http.cookies import CookieError, SimpleCookie
 
-from ..context import CallContext
-from ..core.errors import UnauthenticatedError
-from .identity import Identity
+from a2a_grpc.auth.identity import Identity
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import UnauthenticatedError
 
 LOCATIONS = ("header", "query", "cookie")
 

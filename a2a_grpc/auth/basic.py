@@ -19,9 +19,9 @@ import os
 from collections import OrderedDict
 from collections.abc import Mapping
 
-from ..context import CallContext
-from ..core.errors import UnauthenticatedError
-from .identity import Identity
+from a2a_grpc.auth.identity import Identity
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import UnauthenticatedError
 
 N, R, P, SALT = 2**14, 8, 1, 16
 REMEMBERED = 1024

@@ -28,13 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from a2a_grpc.auth.apikey import LOCATIONS, ApiKeyVerifier
+from a2a_grpc.auth.basic import BasicVerifier, parse_users
+from a2a_grpc.auth.identity import Verifier
+from a2a_grpc.auth.jwt import Jwks, JwtVerifier
+from a2a_grpc.auth.mtls import MtlsVerifier
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-
-from .apikey import LOCATIONS, ApiKeyVerifier
-from .basic import BasicVerifier, parse_users
-from .identity import Verifier
-from .jwt import Jwks, JwtVerifier
-from .mtls import MtlsVerifier
 
 DISCOVERY = "/.well-known/openid-configuration"
 

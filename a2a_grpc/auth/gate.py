@@ -24,11 +24,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from a2a_grpc.auth.identity import Identity, Verifier
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import PermissionDeniedError, UnauthenticatedError
 from a2a_grpc.generated.a2a_pb2 import AgentCard, SecurityRequirement
-
-from ..context import CallContext
-from ..core.errors import PermissionDeniedError, UnauthenticatedError
-from .identity import Identity, Verifier
 
 Requirement = dict[str, frozenset[str]]  # scheme name -> scopes it must carry
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..context import CallContext
+from a2a_grpc.context import CallContext
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,9 @@ from typing import Any
 import aiohttp
 import jwt
 
-from ..context import CallContext
-from ..core.errors import UnauthenticatedError
-from .identity import Identity
+from a2a_grpc.auth.identity import Identity
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import UnauthenticatedError
 
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
 

@@ -5,8 +5,8 @@ verified certificate simply carries no credential for this scheme."""
 
 from __future__ import annotations
 
-from ..context import CallContext
-from .identity import Identity
+from a2a_grpc.auth.identity import Identity
+from a2a_grpc.context import CallContext
 
 
 class MtlsVerifier:

@@ -1,7 +1,7 @@
 """Event buses: fan a task's events out, in order, to every subscriber."""
 
-from .base import EventBus, Subscription
-from .local import Backlog, LocalEventBus
+from a2a_grpc.bus.base import EventBus, Subscription
+from a2a_grpc.bus.local import Backlog, LocalEventBus
 
 __all__ = ["Backlog", "EventBus", "LocalEventBus", "Subscription", "open_bus"]
 
@@ -12,7 +12,7 @@ async def open_bus(url: str | None, backlog: Backlog | None = None) -> EventBus:
     if not url:
         return LocalEventBus(backlog)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis import RedisEventBus
+        from a2a_grpc.bus.redis import RedisEventBus
 
         bus = RedisEventBus(url, backlog)
         await bus.open()

@@ -22,10 +22,9 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from a2a_grpc.bus.base import END, Control, Event
+from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
-
-from ..core.errors import UnavailableError
-from .base import END, Control, Event
 
 BACKLOG_EVENTS, BACKLOG_BYTES = 2000, 1 << 20
 

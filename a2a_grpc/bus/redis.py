@@ -43,14 +43,13 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
+from a2a_grpc.bus.base import Control, Event
+from a2a_grpc.bus.local import Backlog, LocalSubscription, Subscribers
+from a2a_grpc.bus.redis_control import ControlChannel
+from a2a_grpc.bus.redis_publish import Publisher
+from a2a_grpc.core import states
+from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
-
-from ..core import states
-from ..core.errors import UnavailableError
-from .base import Control, Event
-from .local import Backlog, LocalSubscription, Subscribers
-from .redis_control import ControlChannel
-from .redis_publish import Publisher
 
 log = logging.getLogger("a2a_grpc.bus")
 

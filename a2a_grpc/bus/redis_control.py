@@ -20,8 +20,8 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from ..core.errors import UnavailableError
-from .base import Control
+from a2a_grpc.bus.base import Control
+from a2a_grpc.core.errors import UnavailableError
 
 log = logging.getLogger("a2a_grpc.bus")
 

@@ -6,10 +6,10 @@
             ...
 """
 
-from .client import A2AClient
-from .credentials import ClientCredentialsGrant
-from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
-from .options import ClientOptions
+from a2a_grpc.client.client import A2AClient
+from a2a_grpc.client.credentials import ClientCredentialsGrant
+from a2a_grpc.client.errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from a2a_grpc.client.options import ClientOptions
 
 __all__ = ["A2AClient", "AgentUnreachableError", "BadResponseError", "ClientCredentialsGrant",
            "ClientOptions", "NoUsableInterfaceError"]

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.client.errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from .errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 
 CARD_PATH = "/.well-known/agent-card.json"
 

@@ -29,20 +29,24 @@ import aiohttp
 from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
+from a2a_grpc.cards.card import RESUMABLE_STREAMS
+from a2a_grpc.client.cards import choose_interface, fetch_card
+from a2a_grpc.client.credentials import (
+    OAuth2Token,
+    api_key_place,
+    put_credentials,
+    query_credentials,
+)
+from a2a_grpc.client.errors import AgentUnreachableError
+from a2a_grpc.client.options import ClientOptions
+from a2a_grpc.client.tls import grpc_credentials, ssl_context
+from a2a_grpc.client.transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
+from a2a_grpc.context import CURRENT_VERSION
+from a2a_grpc.core import lifecycle
+from a2a_grpc.core.errors import UnauthenticatedError, UnavailableError
+from a2a_grpc.core.stream import LAST_EVENT_ID, EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from ..cards import RESUMABLE_STREAMS
-from ..context import CURRENT_VERSION
-from ..core import lifecycle
-from ..core.errors import UnauthenticatedError, UnavailableError
-from ..observe import tracing
-from ..streams import LAST_EVENT_ID, EventStream
-from .cards import choose_interface, fetch_card
-from .credentials import OAuth2Token, api_key_place, put_credentials, query_credentials
-from .errors import AgentUnreachableError
-from .options import ClientOptions
-from .tls import grpc_credentials, ssl_context
-from .transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
+from a2a_grpc.observe import tracing
 
 log = logging.getLogger("a2a_grpc.client")
 BINDINGS = ("GRPC", "JSONRPC", "HTTP+JSON")

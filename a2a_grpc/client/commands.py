@@ -27,15 +27,14 @@ from typing import Any
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.cards.signing import CardSignatureError
+from a2a_grpc.client.client import A2AClient
+from a2a_grpc.client.credentials import ClientCredentialsGrant
+from a2a_grpc.client.options import ClientOptions
+from a2a_grpc.client.output import EXIT, Output
+from a2a_grpc.client.verify import verify_card
+from a2a_grpc.core.errors import A2AError
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from ..card_signing import CardSignatureError
-from ..core.errors import A2AError
-from .client import A2AClient
-from .credentials import ClientCredentialsGrant
-from .options import ClientOptions
-from .output import EXIT, Output
-from .verify import verify_card
 
 BINDINGS = {"grpc": "GRPC", "jsonrpc": "JSONRPC", "rest": "HTTP+JSON"}
 VERBS = ("card", "send", "stream", "get", "list", "cancel", "subscribe", "push")

@@ -24,10 +24,9 @@ from typing import Any
 
 import aiohttp
 
+from a2a_grpc.client.errors import AgentUnreachableError
+from a2a_grpc.core.errors import UnauthenticatedError
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from ..core.errors import UnauthenticatedError
-from .errors import AgentUnreachableError
 
 EARLY_S = 30.0  # a token this close to its expiry is fetched again
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.errors import (
+from a2a_grpc.core.errors import (
     WIRE,
     A2AError,
     FieldViolation,

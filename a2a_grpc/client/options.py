@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .credentials import ClientCredentialsGrant
+from a2a_grpc.client.credentials import ClientCredentialsGrant
 
 Interceptor = Callable[[str, dict[str, str]], None]  # (rpc name, headers to send)
 

@@ -11,10 +11,9 @@ from typing import Any, TextIO
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.core import lifecycle, states
+from a2a_grpc.core.errors import A2AError
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from ..core import lifecycle, states
-from ..core.errors import A2AError
 
 EXIT = {states.COMPLETED: 0, states.FAILED: 1, states.REJECTED: 1, states.CANCELED: 1,
         states.INPUT_REQUIRED: 3, states.AUTH_REQUIRED: 3}

@@ -14,9 +14,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import jwt
 
+from a2a_grpc.cards.signing import CardSignatureError, verify
 from a2a_grpc.generated import a2a_pb2 as pb
-
-from ..card_signing import CardSignatureError, verify
 
 
 async def verify_card(card: pb.AgentCard, card_url: str, session: aiohttp.ClientSession,

@@ -30,15 +30,14 @@ from typing import NamedTuple
 
 from google.protobuf.struct_pb2 import Struct
 
-from a2a_grpc.generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
-
-from . import states
-from .errors import (
+from a2a_grpc.core import states
+from a2a_grpc.core.errors import (
     FieldViolation,
     InvalidAgentResponseError,
     InvalidParamsError,
     UnsupportedOperationError,
 )
+from a2a_grpc.generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
 
 
 class IllegalTransitionError(InvalidAgentResponseError):

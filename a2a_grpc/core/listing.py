@@ -18,11 +18,10 @@ import binascii
 import json
 from dataclasses import dataclass
 
+from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
+from a2a_grpc.core.ids import nanos_of
+from a2a_grpc.core.lifecycle import history_length_of
 from a2a_grpc.generated.a2a_pb2 import ListTasksRequest, Task, TaskState
-
-from .errors import FieldViolation, InvalidParamsError
-from .ids import nanos_of
-from .lifecycle import history_length_of
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 100

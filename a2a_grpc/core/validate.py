@@ -18,10 +18,9 @@ from google.api import field_behavior_pb2
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
+from a2a_grpc.core.compiled import define, per_type
+from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
 from a2a_grpc.generated.a2a_pb2 import Part, TaskPushNotificationConfig
-
-from .compiled import define, per_type
-from .errors import FieldViolation, InvalidParamsError
 
 
 @cache

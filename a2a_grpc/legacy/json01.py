@@ -8,8 +8,8 @@ Used by the JSON-RPC edge and by push notifications a draft client set up.
 
 from __future__ import annotations
 
-from . import json03 as v03
-from .json03 import Json
+from a2a_grpc.legacy import json03 as v03
+from a2a_grpc.legacy.json03 import Json
 
 STATE_01 = {**v03.STATE_NAMES, "TASK_STATE_REJECTED": "failed",
             "TASK_STATE_AUTH_REQUIRED": "input-required"}

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from google.protobuf.struct_pb2 import Struct
 
+from a2a_grpc.core.states import SETTLED
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
-
-from ..core.states import SETTLED
-from . import json03
-from .json03 import invalid
+from a2a_grpc.legacy import json03
+from a2a_grpc.legacy.json03 import invalid
 
 TASKS = "tasks/"
 CONFIGS = "/pushNotificationConfigs/"

@@ -16,11 +16,10 @@ from google.protobuf.message import Message
 
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
-
-from ..service import A2AService, python_name
-from ..servicer import Ctx, abort, call_context, check_parsed, register
-from . import proto03
-from .service03 import V03Service
+from a2a_grpc.grpc_edge.servicer import Ctx, abort, call_context, check_parsed, register
+from a2a_grpc.handler.contract import A2AService, python_name
+from a2a_grpc.legacy import proto03
+from a2a_grpc.legacy.service03 import V03Service
 
 SERVICE = v03.DESCRIPTOR.services_by_name["A2AService"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..context import CallContext
-from ..core.errors import VersionNotSupportedError
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import VersionNotSupportedError
 
 ACCEPTS = {"0.3": ("0.3",), "0.1": ("0.1", "0.2")}  # A2A-Version values per generation
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import base64
 
+from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
+from a2a_grpc.core.ids import new_id
 from a2a_grpc.generated.a2a_pb2 import (
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 )
-
-from ..core.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
-from ..core.ids import new_id
-from ..stores import Scope, TaskStore
+from a2a_grpc.stores import Scope, TaskStore
 
 
 class PushConfigs:

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from ..core.errors import FieldViolation, InvalidParamsError
+from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

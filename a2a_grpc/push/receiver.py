@@ -26,8 +26,7 @@ from aiohttp import web
 from google.protobuf import json_format
 
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
-
-from .signing import HEADER, body_digest
+from a2a_grpc.push.signing import HEADER, body_digest
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
 ALGORITHMS = ["ES256", "RS256"]

@@ -37,16 +37,15 @@ from dataclasses import dataclass
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.core.errors import A2AError
 from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
-
-from ..core.errors import A2AError
-from ..legacy import json01, json03
-from ..observe import tracing
-from ..observe.metrics import Metrics
-from ..stores import Delivery, TaskStore
-from .policy import PushPolicy, PushTargetRefused
-from .signing import HEADER as SIGNATURE_HEADER
-from .signing import Signer
+from a2a_grpc.legacy import json01, json03
+from a2a_grpc.observe import tracing
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.push.policy import PushPolicy, PushTargetRefused
+from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
+from a2a_grpc.push.signing import Signer
+from a2a_grpc.stores import Delivery, TaskStore
 
 log = logging.getLogger("a2a_grpc.push")
 # The task's JSON shape per generation, for configs set by older clients.

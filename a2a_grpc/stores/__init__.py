@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .base import (
+from a2a_grpc.stores.base import (
     COMMITTED,
     Claim,
     Delivery,
@@ -17,7 +17,7 @@ from .base import (
     TaskFencedError,
     TaskStore,
 )
-from .memory import MemoryTaskStore
+from a2a_grpc.stores.memory import MemoryTaskStore
 
 __all__ = [
     "COMMITTED",
@@ -42,14 +42,14 @@ def store_for(url: str) -> TaskStore:
     if url == "memory":
         return MemoryTaskStore()
     if url.startswith("sqlite:///"):
-        from .sqlite import SqliteTaskStore
+        from a2a_grpc.stores.sqlite import SqliteTaskStore
 
         path = url.removeprefix("sqlite:///")
         if not path:
             raise ValueError("sqlite:/// needs a file path, e.g. sqlite:///a2a-grpc.db")
         return SqliteTaskStore(path)
     if url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresTaskStore
+        from a2a_grpc.stores.postgres import PostgresTaskStore
 
         return PostgresTaskStore(url)
     raise ValueError(f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://...")

@@ -35,10 +35,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any, NamedTuple, Protocol
 
+from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
-
-from ..core.errors import UnavailableError
-from ..core.listing import TaskQuery
 
 
 class StoreUnavailableError(UnavailableError):

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
+from a2a_grpc.core import states
 from a2a_grpc.generated.a2a_pb2 import TaskState
-
-from ..core import states
-from .base import TaskFencedError
-from .writes import TERMINAL
+from a2a_grpc.stores.base import TaskFencedError
+from a2a_grpc.stores.writes import TERMINAL
 
 
 class Fence(NamedTuple):

@@ -14,14 +14,13 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from a2a_grpc.core import listing, states
+from a2a_grpc.core.ids import nanos_of
+from a2a_grpc.core.listing import SortKey, TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
-
-from ..core import listing, states
-from ..core.ids import nanos_of
-from ..core.listing import SortKey, TaskQuery
-from .base import COMMITTED, Claim, Delivery, Scope, StoredTask
-from .fence import fenced
-from .memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
+from a2a_grpc.stores.base import COMMITTED, Claim, Delivery, Scope, StoredTask
+from a2a_grpc.stores.fence import fenced
+from a2a_grpc.stores.memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
 
 
 @dataclass(slots=True)

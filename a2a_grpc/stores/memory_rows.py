@@ -22,10 +22,9 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from a2a_grpc.core import lifecycle, states
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
-
-from ..core import lifecycle, states
-from .base import StoredTask
+from a2a_grpc.stores.base import StoredTask
 
 _ESC, _ESC_ESC, _TASK_ID, _CONTEXT_ID = b"\xff", b"\xff\x00", b"\xff\x01", b"\xff\x02"
 _UNSAFE = re.compile(b"[\x00\x01\x02\xff]").search

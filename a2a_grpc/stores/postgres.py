@@ -15,8 +15,8 @@ from typing import Any
 
 import asyncpg
 
-from .fence import Fence
-from .sql import Row, SqlTaskStore, Tx
+from a2a_grpc.stores.fence import Fence
+from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 
 _MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
 

@@ -22,17 +22,25 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from a2a_grpc.core import lifecycle, states
+from a2a_grpc.core.ids import nanos_of
+from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
-
-from ..core import lifecycle, states
-from ..core.ids import nanos_of
-from ..core.listing import TaskQuery
-from .base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableError
-from .fence import Fence, refusal
-from .sql_batch import COUNT, Row, Tx, frames, write_batch
-from .sql_push import SqlPushQueries
-from .sql_schema import migrate
-from .writes import TERMINAL, GroupCommit, Refused, Rider, SnapshotPolicy, Timings, Write, timed
+from a2a_grpc.stores.base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableError
+from a2a_grpc.stores.fence import Fence, refusal
+from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
+from a2a_grpc.stores.sql_push import SqlPushQueries
+from a2a_grpc.stores.sql_schema import migrate
+from a2a_grpc.stores.writes import (
+    TERMINAL,
+    GroupCommit,
+    Refused,
+    Rider,
+    SnapshotPolicy,
+    Timings,
+    Write,
+    timed,
+)
 
 log = logging.getLogger("a2a_grpc.store")
 

@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from .fence import Fence, refusal
-from .writes import Refused, Write
+from a2a_grpc.stores.fence import Fence, refusal
+from a2a_grpc.stores.writes import Refused, Write
 
 Row = Sequence[Any]
 

@@ -7,11 +7,10 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
-
-from .base import Delivery, Scope
+from a2a_grpc.stores.base import Delivery, Scope
 
 if TYPE_CHECKING:
-    from .sql import Row, Tx
+    from a2a_grpc.stores.sql import Row, Tx
 
 
 class SqlPushQueries:

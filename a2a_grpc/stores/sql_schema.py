@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from .sql_batch import Tx
+from a2a_grpc.stores.sql_batch import Tx
 
 log = logging.getLogger("a2a_grpc.store")
 

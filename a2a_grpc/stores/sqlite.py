@@ -31,10 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .base import Scope
-from .sql import Row, SqlTaskStore, Tx
-from .sql_batch import write_batch
-from .writes import Refused, Rider, Write
+from a2a_grpc.stores.base import Scope
+from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
+from a2a_grpc.stores.sql_batch import write_batch
+from a2a_grpc.stores.writes import Refused, Rider, Write
 
 
 class _SqliteTx:

@@ -24,8 +24,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeVar
 
-from ..core import states
-from .base import Scope, StoreUnavailableError, TaskFencedError
+from a2a_grpc.core import states
+from a2a_grpc.stores.base import Scope, StoreUnavailableError, TaskFencedError
 
 log = logging.getLogger("a2a_grpc.store")
 

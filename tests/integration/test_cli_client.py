@@ -14,7 +14,7 @@ import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.bridge import CARD
-from a2a_grpc.cards import Interface, public_card
+from a2a_grpc.cards.card import Interface, public_card
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 from tests.fakes import ScriptedAgent

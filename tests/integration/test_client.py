@@ -12,7 +12,7 @@ import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.bridge import CARD
-from a2a_grpc.cards import RESUMABLE_STREAMS, Interface, public_card
+from a2a_grpc.cards.card import RESUMABLE_STREAMS, Interface, public_card
 from a2a_grpc.client import A2AClient, ClientOptions, NoUsableInterfaceError
 from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.core import lifecycle

@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestServer
 
 from a2a_grpc.bridge import create_app
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.upstream import UpstreamService
+from a2a_grpc.grpc_edge.upstream import UpstreamService
 from tests.bindings import parse_sse
 from tests.conftest import GatewayFactory
 from tests.processes import reap, start_server, unused_port

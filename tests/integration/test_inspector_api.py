@@ -11,7 +11,7 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.bridge import create_app
-from a2a_grpc.bridge.inspector import Inspector
+from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.context import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory

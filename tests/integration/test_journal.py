@@ -15,11 +15,11 @@ from collections import deque
 
 import pytest
 
-from a2a_grpc.cards import card_for
+from a2a_grpc.agents.demo import DemoAgent
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.context import CallContext
-from a2a_grpc.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores import MemoryTaskStore, Scope
 from tests.conftest import send_request
 

@@ -12,12 +12,12 @@ import grpc
 import pytest
 from aiohttp import web
 
-from a2a_grpc.cards import card_for
+from a2a_grpc.agents.demo import DemoAgent
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.core.errors import InvalidParamsError
-from a2a_grpc.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.receiver import PushReceiver, PushVerificationError
 from a2a_grpc.push.sender import PushSender, SenderConfig

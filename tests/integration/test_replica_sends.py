@@ -8,10 +8,10 @@ import asyncio
 from pathlib import Path
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.cards import card_for
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores import MessageTakenError
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from tests.conftest import send_request

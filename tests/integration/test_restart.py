@@ -10,11 +10,11 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.cards import card_for
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.handler_duties import RESTARTED
+from a2a_grpc.handler.housekeeping import RESTARTED
+from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from tests.conftest import send_request, user_message
 from tests.processes import Server, reap, start_server, wait_serving
@@ -163,8 +163,8 @@ async def test_a_resumable_agent_finishes_its_tasks_after_a_restart(tmp_path: Pa
 
 
 async def test_retention_purges_old_final_tasks(tmp_path: Path) -> None:
+    from a2a_grpc.agents.demo import DemoAgent
     from a2a_grpc.context import CallContext
-    from a2a_grpc.demo import DemoAgent
 
     store = SqliteTaskStore(tmp_path / "t.db")
     await store.open()

@@ -11,9 +11,9 @@ from google.protobuf import json_format
 
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.core import lifecycle
+from a2a_grpc.core.stream import FIRST_EVENT_ID, RESUMABLE_STREAMS_URI
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from a2a_grpc.streams import FIRST_EVENT_ID, RESUMABLE_STREAMS_URI
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory, send_request
 from tests.fakes import Gate, ScriptedAgent

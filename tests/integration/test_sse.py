@@ -8,9 +8,9 @@ import json
 import aiohttp
 import pytest
 
-from a2a_grpc import scheduling as runtime
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.bridge import BridgeConfig
+from a2a_grpc.execution import turns as runtime
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import StackFactory, send_request, user_message

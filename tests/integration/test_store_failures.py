@@ -15,11 +15,11 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.cards import card_for
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import start_grpc
+from a2a_grpc.grpc_edge.server import start_grpc
+from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import send_request, user_message
 from tests.fakes import FullDiskStore, Gate, ScriptedAgent
 from tests.grpc_errors import fails

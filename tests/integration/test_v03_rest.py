@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_grpc.bridge import CARD
-from a2a_grpc.cards import Interface, public_card
+from a2a_grpc.cards.card import Interface, public_card
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub

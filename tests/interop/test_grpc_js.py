@@ -11,10 +11,10 @@ import google.api
 import grpc_tools
 import pytest
 
-from a2a_grpc.cards import card_for
-from a2a_grpc.demo import DemoAgent
-from a2a_grpc.handler import RequestHandler
-from a2a_grpc.server import start_grpc
+from a2a_grpc.agents.demo import DemoAgent
+from a2a_grpc.cards.card import card_for
+from a2a_grpc.grpc_edge.server import start_grpc
+from a2a_grpc.handler.request_handler import RequestHandler
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = Path(__file__).parent / "peers"

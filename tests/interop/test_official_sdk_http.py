@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestServer
 
+from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.bridge import CARD, create_app
-from a2a_grpc.cards import Interface, card_for, public_card
-from a2a_grpc.demo import DemoAgent
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.cards.card import Interface, card_for, public_card
+from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import TEST_POLICY
 
 PEERS = Path(__file__).parent / "peers"

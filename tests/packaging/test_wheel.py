@@ -61,9 +61,9 @@ def test_the_wheel_owns_one_import_name(installed: tuple[Path, Path]) -> None:
     ours = {p.name for p in site.iterdir()
             if p.name.startswith(("a2a_grpc", "bridge", "generated"))}
     assert ours == {"a2a_grpc", dist_info}
-    shipped = _run(python, "-c", "import a2a_grpc.bridge.inspector as i, a2a_grpc.generated."
-                   "a2a_pb2 as p, pathlib; print(sorted(f.name for f in (pathlib.Path("
-                   "i.__file__).parent / 'inspector').iterdir()), p.DESCRIPTOR.name)",
+    shipped = _run(python, "-c", "import a2a_grpc.bridge.inspector.api as i, a2a_grpc.generated."
+                   "a2a_pb2 as p, pathlib; print(sorted(f.name for f in pathlib.Path("
+                   "i.__file__).parent.iterdir()), p.DESCRIPTOR.name)",
                    cwd=wheel.parent)
     assert "app.js" in shipped and "a2a_grpc/generated/a2a.proto" in shipped
 

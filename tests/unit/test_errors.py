@@ -7,7 +7,7 @@ from google.rpc import code_pb2, error_details_pb2
 
 from a2a_grpc.core import errors
 from a2a_grpc.core.lifecycle import IllegalTransitionError
-from a2a_grpc.status import rpc_status_of
+from a2a_grpc.core.rpc_status import rpc_status_of
 
 # Spec §5.4 (A2A 1.0), verbatim: error -> (JSON-RPC code, gRPC status, HTTP status).
 SPEC_5_4 = {

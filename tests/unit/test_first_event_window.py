@@ -4,13 +4,13 @@ by then. Every way out releases the count exactly once."""
 
 from __future__ import annotations
 
-from a2a_grpc import scheduling as runtime
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.cards import card_for
+from a2a_grpc.cards.card import card_for
 from a2a_grpc.context import CallContext
 from a2a_grpc.core import states
 from a2a_grpc.core.errors import InvalidParamsError
-from a2a_grpc.handler import RequestHandler
+from a2a_grpc.execution import turns as runtime
+from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import send_request
 from tests.fakes import ScriptedAgent
 

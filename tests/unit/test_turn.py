@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from a2a_grpc.scheduling import Turn as _Turn
+from a2a_grpc.execution.turns import Turn as _Turn
 
 
 async def _enter(turn: _Turn) -> None:

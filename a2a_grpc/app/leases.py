@@ -1,0 +1,61 @@
+"""Replicas sharing one store and one event bus (`serve --bus ...`): leases on
+the tasks they run.
+
+- Each replica has an id of its own. Every task it writes is held by it for
+  `seconds` from the write (the store records holder and lease end on the
+  task's row), and it renews whatever it holds every `seconds / 3`.
+- A replica that stops renewing (SIGKILL, a hung host, a cut network) loses
+  its tasks once their leases end: the next replica to look (each looks every
+  `seconds / 3`) claims them and fails them with a clear message, or resumes
+  them where the agent implements `resume`. A claim is one conditional
+  UPDATE, so two survivors never take the same task. Tasks handed off (no run
+  holds them) and tasks waiting for input are never taken.
+- At start-up a replica claims only expired leases: starting one never
+  touches the tasks of the others. (One process alone, without `--bus`,
+  recovers every task left running at start-up, as before.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from a2a_grpc.handler.housekeeping import ORPHANED
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.stores import Claim, TaskStore
+
+log = logging.getLogger("a2a_grpc.replicas")
+
+
+class Leases:
+    def __init__(self, handler: RequestHandler, store: TaskStore, seconds: float) -> None:
+        if seconds <= 0:
+            raise ValueError("--lease must be > 0 seconds")
+        self.handler, self.store, self.seconds = handler, store, seconds
+        self.holder = uuid.uuid4().hex
+        store.hold(self.holder, seconds)
+
+    def claim(self) -> Claim:
+        now = time.time_ns()
+        return Claim(self.holder, now, now + int(self.seconds * 1e9))
+
+    async def recover(self) -> int:
+        """Fail (or resume) the tasks of replicas whose leases ended; how many."""
+        found = await self.handler.recover(self.claim(), ORPHANED)
+        if found:
+            log.warning("took over %d task(s) of a replica that stopped: %s", found,
+                        "resumed" if self.handler.executor.resumable else "marked FAILED")
+        return found
+
+    async def run(self) -> None:
+        """Renew this replica's leases and take over expired ones, until cancelled."""
+        while True:
+            await asyncio.sleep(self.seconds / 3)
+            try:
+                await self.store.renew(self.holder, self.claim().until_ns)
+                await self.recover()
+            except Exception:  # the store is down: logged there; try again next round
+                log.exception("renewing leases failed; trying again in %.1f s",
+                              self.seconds / 3)

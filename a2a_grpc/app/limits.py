@@ -1,0 +1,222 @@
+"""Per-caller limits: requests per second, open streams, tasks in flight.
+
+`LimitedService` wraps the service behind the authenticator, so it knows
+who calls: a caller is its authenticated subject, or, when anonymous, its IP
+address. Past a limit a call is refused with ResourceExhaustedError (HTTP
+429 with Retry-After, gRPC RESOURCE_EXHAUSTED with RetryInfo, JSON-RPC
+-32042) and `a2a_limit_refusals_total{limit=...}` counts it.
+
+- rate: a token bucket per caller (`rate` per second, bursts of `burst`);
+  every operation takes one token.
+- streams: streams open at once per caller (SendStreamingMessage,
+  SubscribeToTask); a stream counts until it ends or its client goes away.
+- tasks: agent runs going at once for one caller's tasks: a message is
+  refused while the caller has that many. Checked when the message arrives
+  (messages arriving at the same moment may each pass). Anonymous callers
+  share one count, as they share one task owner.
+
+A fourth bound protects the server from a reader that stops reading: the
+event bus keeps at most `--stream-backlog` events per stream (a2a_grpc/bus).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from google.protobuf.empty_pb2 import Empty
+from prometheus_client import CollectorRegistry, Counter
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import ResourceExhaustedError
+from a2a_grpc.core.stream import EventStream, Numbered
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.handler.contract import A2AService
+
+MAX_BUCKETS = 100_000  # callers remembered by the rate limit (the least recent go first)
+
+
+@dataclass(frozen=True, slots=True)
+class LimitOptions:
+    rate: float = 0.0  # requests per second per caller; 0: no limit
+    burst: int = 0  # requests at once before the rate applies (default: 2 s worth, >= 1)
+    streams: int = 0  # open streams per caller; 0: no limit
+    tasks: int = 0  # agent runs going per caller; 0: no limit
+
+    @property
+    def any(self) -> bool:
+        return bool(self.rate or self.streams or self.tasks)
+
+
+def caller(ctx: CallContext) -> str:
+    if ctx.user:
+        return "user:" + ctx.user
+    return "ip:" + (ctx.remote() if ctx.remote is not None else "")
+
+
+class _Buckets:
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate, self.burst = rate, float(burst or max(1, math.ceil(rate * 2)))
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, key: str) -> float:
+        """0 when a token was taken, else the seconds until one will be there."""
+        now = time.monotonic()
+        tokens, then = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - then) * self.rate)
+        wait = 0.0
+        if tokens >= 1:
+            tokens -= 1
+        else:
+            wait = (1 - tokens) / self.rate
+        self._buckets[key] = (tokens, now)  # most recent last
+        if len(self._buckets) > MAX_BUCKETS:
+            self._buckets.popitem(last=False)
+        return wait
+
+
+class _Released:
+    """A stream's events, releasing its slot once when it ends or is closed."""
+
+    __slots__ = ("_inner", "_release")
+
+    def __init__(self, inner: EventStream, release: Callable[[], None]) -> None:
+        self._inner, self._release = inner, release
+
+    async def __anext__(self) -> Numbered:
+        try:
+            event = await self._inner.__anext__()
+        except BaseException:
+            self._done()
+            raise
+        return self._inner.seq, event
+
+    def _done(self) -> None:
+        release, self._release = self._release, _nothing
+        release()
+
+    async def aclose(self) -> None:
+        self._done()
+        await self._inner.aclose()
+
+
+def _nothing() -> None:
+    pass
+
+
+class LimitedService:
+    def __init__(self, inner: A2AService, options: LimitOptions,
+                 running: Callable[[str], int], registry: CollectorRegistry) -> None:
+        """`running(owner)`: how many agent runs the caller's tasks have going."""
+        self.inner, self.options, self._running = inner, options, running
+        self._buckets = _Buckets(options.rate, options.burst) if options.rate else None
+        self._streams: dict[str, int] = {}
+        self.refusals = Counter("a2a_limit_refusals", "Calls refused by a per-caller limit",
+                                ["limit"], registry=registry)
+
+    def _admit(self, ctx: CallContext) -> str:
+        key = caller(ctx)
+        if self._buckets is not None:
+            wait = self._buckets.take(key)
+            if wait:
+                self.refusals.labels("rate").inc()
+                raise ResourceExhaustedError(
+                    f"more than {self.options.rate:g} requests per second: slow down",
+                    retry_after=max(1, math.ceil(wait)))
+        return key
+
+    def _start(self, ctx: CallContext) -> None:
+        limit = self.options.tasks
+        if limit and self._running(ctx.user) >= limit:
+            self.refusals.labels("tasks").inc()
+            raise ResourceExhaustedError(f"{limit} tasks of yours are running already: "
+                                         "wait for one to finish")
+
+    async def _stream(self, key: str, opened: Callable[[], Awaitable[EventStream]]
+                      ) -> EventStream:
+        limit = self.options.streams
+        if limit and self._streams.get(key, 0) >= limit:
+            self.refusals.labels("streams").inc()
+            raise ResourceExhaustedError(f"{limit} streams of yours are open already: "
+                                         "close one first")
+        self._streams[key] = self._streams.get(key, 0) + 1
+        try:
+            stream = await opened()
+        except BaseException:
+            self._release(key)
+            raise
+        if not limit:
+            self._release(key)
+            return stream
+        return EventStream(_Released(stream, lambda: self._release(key)),
+                           numbered=stream.numbered, ready=stream.ready,
+                           announce=stream.announce)
+
+    def _release(self, key: str) -> None:
+        left = self._streams.get(key, 1) - 1
+        if left > 0:
+            self._streams[key] = left
+        else:
+            self._streams.pop(key, None)
+
+    async def send_message(self, req: pb.SendMessageRequest, ctx: CallContext
+                           ) -> pb.SendMessageResponse:
+        self._admit(ctx)
+        self._start(ctx)
+        return await self.inner.send_message(req, ctx)
+
+    async def send_streaming_message(self, req: pb.SendMessageRequest, ctx: CallContext
+                                     ) -> EventStream:
+        key = self._admit(ctx)
+        self._start(ctx)
+        return await self._stream(key, lambda: self.inner.send_streaming_message(req, ctx))
+
+    async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest, ctx: CallContext
+                                ) -> EventStream:
+        key = self._admit(ctx)
+        return await self._stream(key, lambda: self.inner.subscribe_to_task(req, ctx))
+
+    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
+        self._admit(ctx)
+        return await self.inner.get_task(req, ctx)
+
+    async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext
+                         ) -> pb.ListTasksResponse:
+        self._admit(ctx)
+        return await self.inner.list_tasks(req, ctx)
+
+    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
+        self._admit(ctx)
+        return await self.inner.cancel_task(req, ctx)
+
+    async def create_task_push_notification_config(
+        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        self._admit(ctx)
+        return await self.inner.create_task_push_notification_config(req, ctx)
+
+    async def get_task_push_notification_config(
+        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        self._admit(ctx)
+        return await self.inner.get_task_push_notification_config(req, ctx)
+
+    async def list_task_push_notification_configs(
+        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        self._admit(ctx)
+        return await self.inner.list_task_push_notification_configs(req, ctx)
+
+    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
+                                      ctx: CallContext) -> pb.AgentCard:
+        self._admit(ctx)
+        return await self.inner.get_extended_agent_card(req, ctx)
+
+    async def delete_task_push_notification_config(
+        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        self._admit(ctx)
+        return await self.inner.delete_task_push_notification_config(req, ctx)

@@ -1,0 +1,232 @@
+"""What `a2a-grpc serve` runs: one process serving an agent over gRPC and,
+through the bridge, JSON-RPC and REST, with the agent card listing all
+three (`a2a-grpc bridge`: gateway.py). It stops on SIGINT/SIGTERM: health
+turns NOT_SERVING, calls and streams get `grace` seconds to finish, then
+the rest is closed and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import re
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opentelemetry import trace
+
+from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app.gateway import gateway
+from a2a_grpc.app.health import Readiness
+from a2a_grpc.app.http import (
+    HttpOptions,
+    freeze_startup,
+    http_interfaces,
+    start_http,
+    start_operations,
+    wait_for_signal,
+)
+from a2a_grpc.app.leases import Leases
+from a2a_grpc.app.limits import LimitedService, LimitOptions
+from a2a_grpc.auth import AuthenticatedService, Gate
+from a2a_grpc.auth.config import AuthOptions, configure
+from a2a_grpc.bridge import CARD
+from a2a_grpc.bridge.app import JWKS_PATH
+from a2a_grpc.bridge.inspector.api import Inspector
+from a2a_grpc.bus import Backlog, open_bus
+from a2a_grpc.cards.card import (
+    Interface,
+    SignedPush,
+    advertised_host,
+    card_for,
+    host_port,
+    public_card,
+)
+from a2a_grpc.cards.signing import sign as sign_card
+from a2a_grpc.grpc_edge.server import start_grpc
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.observe import tracing
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.push.sender import PushSender, SenderConfig
+from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
+from a2a_grpc.push.signing import Signer, load_keys
+from a2a_grpc.stores import DEFAULT_URL, open_store
+
+__all__ = ["HttpOptions", "ObserveOptions", "PushOptions", "gateway", "serve"]
+
+log = logging.getLogger("a2a_grpc")
+
+
+async def _retention(handler: RequestHandler, max_age_s: float) -> None:
+    """Purge final tasks older than `max_age_s`, checking every max_age/10 (<= 60 s)."""
+    while True:
+        await asyncio.sleep(min(max_age_s / 10, 60.0))
+        try:
+            gone = await handler.purge(max_age_s)
+        except Exception:
+            log.exception("purging old tasks failed; will retry")
+            continue
+        if gone:
+            log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveOptions:
+    metrics_port: int | None = None  # also serve /metrics and health alone on this port
+    inspector: bool = True  # the inspector page at /inspector on the HTTP port
+    inspector_remote_targets: bool = False  # it may call other agents for any browser
+
+
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    policy: PushPolicy = field(default_factory=PushPolicy)
+    keys_dir: Path | None = None  # sign notifications with the keys found (or made) here
+    sender: SenderConfig = field(default_factory=SenderConfig)
+
+
+async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
+                grace: float = 5.0, store_url: str = DEFAULT_URL,
+                retention_s: float | None = None, push: PushOptions | None = None, *,
+                grpc_public: str | None = None, interrupted_only: bool = False,
+                auth: AuthOptions | None = None, card_keys: Path | None = None,
+                limits: LimitOptions | None = None, backlog: Backlog | None = None,
+                bus_url: str | None = None, lease_s: float = 15.0,
+                observe: ObserveOptions | None = None) -> None:
+    """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
+    the gRPC address the card advertises (default: HOST:PORT as bound).
+    `auth`: the schemes callers authenticate with (none: everyone is admitted).
+    `card_keys`: sign the card (spec §8.4) with the newest key in this folder.
+    `limits`: per caller; `backlog`: how far a stream's reader may fall behind;
+    `bus_url`: share task events between replicas (bus.open_bus), whose running
+    tasks are then leased for `lease_s` (replicas.py). `observe`: the metrics
+    port and the inspector page. Spans are exported as the OTEL_* variables
+    say (observe.tracing), or made with the tracer provider the embedding
+    program set in OpenTelemetry's API."""
+    push = push or PushOptions()
+    observe = observe or ObserveOptions()
+    card = card_for(agent)
+    gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
+    store = await open_store(store_url)
+    try:
+        bus = await open_bus(bus_url, backlog)
+    except BaseException:
+        await store.close()
+        raise
+    handler = RequestHandler(agent, card, store=store, bus=bus,
+                             push_policy=push.policy, interrupted_only=interrupted_only,
+                             replicated=bool(bus_url))
+    metrics = Metrics()
+    service: A2AService = handler
+    if limits is not None and limits.any:
+        service = LimitedService(handler, limits, handler.running, metrics.registry)
+    if not gate.open:
+        service = AuthenticatedService(service, gate)
+    async with AsyncExitStack() as cleanup:
+        # Unwound in reverse on the way out, also when starting fails half-way.
+        cleanup.callback(start_tracing())
+        cleanup.push_async_callback(store.close)
+        cleanup.push_async_callback(bus.close)
+        cleanup.push_async_callback(handler.close)
+        leases = Leases(handler, store, lease_s) if bus_url else None
+        recovered = await handler.recover() if leases is None else await leases.recover()
+        if leases is not None:
+            renewing = asyncio.create_task(leases.run(), name="a2a-leases")
+            cleanup.callback(renewing.cancel)
+            bus.answer(handler.on_control)  # CancelTask from other replicas
+        elif recovered:
+            log.warning("%d task(s) were still running when the server last stopped: %s",
+                        recovered, "resumed" if agent.resumable else "marked FAILED")
+        keys = load_keys(push.keys_dir) if push.keys_dir is not None else []
+        # The issuer is filled in below, once the public URL is known.
+        signer = Signer(keys, issuer="") if keys else None
+        sender = None
+        if card.capabilities.push_notifications:
+            config = push.sender if leases is None else dataclasses.replace(
+                push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
+            sender = PushSender(store, push.policy, signer, config, metrics)
+            await sender.start()
+            cleanup.push_async_callback(sender.stop)
+            handler.attach_sender(sender.wake)
+        handler.observe(metrics)
+        grpc_server = await start_grpc(handler, grpc_host, grpc_port, service, http.tls, metrics)
+        cleanup.push_async_callback(grpc_server.stop, grace)
+        readiness = Readiness(store, bus if bus_url else None)
+        watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
+        cleanup.callback(watching.cancel)
+        card_signers = load_keys(card_keys, prefix="card") if card_keys is not None else []
+        published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
+        runner, http_port = await start_http(
+            service, card, http, grace, {"keys": list(published.values())} if published else None,
+            metrics, readiness,
+            Inspector(observe.inspector_remote_targets) if observe.inspector else None)
+        cleanup.push_async_callback(runner.cleanup)
+        also = ""
+        if observe.metrics_port is not None:
+            operations = await start_operations(http.host, observe.metrics_port, metrics,
+                                                readiness)
+            cleanup.push_async_callback(operations.cleanup)
+            also = f", metrics on {host_port(http.host, operations.addresses[0][1])}"
+        if retention_s:
+            purger = asyncio.create_task(_retention(handler, retention_s))
+            cleanup.callback(purger.cancel)
+        # The card names the real ports, known only now that both are bound.
+        interfaces = [
+            Interface("GRPC", grpc_public or host_port(advertised_host(grpc_host),
+                                                       grpc_server.port)),
+            *http_interfaces(http, http_port)]
+        base = interfaces[2].url
+        signed = None
+        if signer is not None:
+            signer.issuer = base
+            signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
+        handler.card = public_card(card, interfaces, signed)
+        if card_signers:
+            handler.card = sign_card(handler.card, card_signers[0], jku=base + JWKS_PATH)
+        runner.app[CARD].update(handler.card)
+        log.info("listening: gRPC on %s, HTTP on %s%s", host_port(grpc_host, grpc_server.port),
+                 host_port(http.host, http_port), also)
+        log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
+                 "tasks in %s; Ctrl-C stops it", card.name,
+                 ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(store_url))
+        if observe.inspector:
+            log.info("the inspector: open %s/inspector in a browser", base)
+        if grpc_public is None and grpc_host.strip() in ("0.0.0.0", "::", ""):
+            log.warning("listening on all addresses: the card names this machine as %s; "
+                        "pass --public-url and --grpc-public-address with the names clients "
+                        "use", advertised_host(grpc_host))
+        freeze_startup()
+        await wait_for_signal()
+        log.info("shutting down: draining calls for up to %.0f s", grace)
+    log.info("stopped")
+
+
+def start_tracing() -> Callable[[], None]:
+    """Install the provider the OTEL_* variables ask for, else the one set in
+    OpenTelemetry's API, if any; returns what stops it (flushing spans)."""
+    provider = tracing.from_env()
+    if provider is not None:
+        exporting = provider
+        tracing.install(exporting)
+
+        def stop() -> None:
+            tracing.install(None)
+            exporting.shutdown()  # type: ignore[attr-defined]  # the SDK's provider
+
+        return stop
+    configured = trace.get_tracer_provider()
+    if not isinstance(configured, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
+        tracing.install(configured)
+        return lambda: tracing.install(None)
+    return lambda: None
+
+
+def _redacted(url: str) -> str:
+    """A store URL fit for a log line (no password)."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+
+

@@ -1,0 +1,150 @@
+"""The agent card a server publishes (spec §8), built by one pure function.
+
+The agent says what it is (`card_for`: its own card, name, skills, modes,
+the capabilities it implements). Once the ports are bound, `public_card`
+adds what the server serves: one interface per binding, each with the
+address clients use and protocol version 1.0, and the server's extensions
+(resumable streams; signed push notifications when keys are configured).
+
+Addresses follow the proto's AgentInterface.url: an absolute URL for the
+HTTP bindings, `host:port` for gRPC (the official JS client hands the value
+to grpc-js as it is). A wildcard bind address (0.0.0.0, ::) is never
+advertised: `advertised_host` names the machine instead, and the operator
+says what clients really use with --public-url / --grpc-public-address.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from google.protobuf.struct_pb2 import Struct
+
+from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.context import CURRENT_VERSION
+from a2a_grpc.core.stream import RESUMABLE_STREAMS_URI
+from a2a_grpc.generated.a2a_pb2 import AgentCard, AgentExtension, AgentInterface
+
+RESUMABLE_STREAMS = AgentExtension(
+    uri=RESUMABLE_STREAMS_URI,
+    description=(
+        "Every task event has a sequence number (the SSE id:; on gRPC the first event's "
+        "number is in the a2a-first-event-id header, sent when the call declares this "
+        "extension in a2a-extensions; later ones count up by one). "
+        "SubscribeToTask with Last-Event-ID (HTTP) or a2a-last-event-id (gRPC metadata) "
+        "replays every event after that number, then continues live; on a task that "
+        "has ended it replays and closes."),
+)
+SIGNED_PUSH_URI = "urn:a2a-grpc:extension:signed-push:v1"
+WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]", "*"})
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    binding: str  # JSONRPC, HTTP+JSON, GRPC
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignedPush:
+    jwks_url: str
+    header: str
+
+
+def card_for(agent: AgentExecutor) -> AgentCard:
+    """The agent's own card (its `card` attribute), or a minimal one; no interfaces."""
+    card = AgentCard()
+    own = getattr(agent, "card", None)
+    if isinstance(own, AgentCard):
+        card.CopyFrom(own)
+    else:
+        doc = (type(agent).__doc__ or "").strip().splitlines()
+        card.name = type(agent).__name__
+        card.description = doc[0] if doc else f"{type(agent).__name__} agent"
+        card.version = "0.0.0"
+        card.capabilities.streaming = True
+        card.default_input_modes.append("text/plain")
+        card.default_output_modes.append("text/plain")
+    del card.supported_interfaces[:]
+    if agent.offers_extended_card:
+        card.capabilities.extended_agent_card = True
+    return card
+
+
+def public_card(own: AgentCard, interfaces: Sequence[Interface],
+                signed_push: SignedPush | None = None, *, resumable: bool = True) -> AgentCard:
+    """`own` listing exactly `interfaces` (the first is preferred), with the
+    server's extensions. `own` is not changed."""
+    out = AgentCard()
+    out.CopyFrom(own)
+    del out.supported_interfaces[:]
+    for i in interfaces:
+        out.supported_interfaces.append(AgentInterface(
+            url=i.url, protocol_binding=i.binding, protocol_version=CURRENT_VERSION))
+    extensions = out.capabilities.extensions
+    if resumable and not any(x.uri == RESUMABLE_STREAMS_URI for x in extensions):
+        extensions.append(RESUMABLE_STREAMS)
+    if signed_push is not None and out.capabilities.push_notifications:
+        extensions.append(AgentExtension(
+            uri=SIGNED_PUSH_URI,
+            params=_struct({"jwksUrl": signed_push.jwks_url, "header": signed_push.header}),
+            description="Push notifications carry a JWT (ES256/RS256) in the "
+                        f"{signed_push.header} header: iss, aud = the webhook URL, iat, "
+                        "exp, jti, taskId and body_sha256; keys at jwksUrl."))
+    return out
+
+
+def extended_view(public: AgentCard, own: AgentCard, denied: Collection[str]) -> AgentCard:
+    """The extended card a caller gets: `own` (the agent's), with the public
+    card's interfaces and security where it names none, without `denied` skills."""
+    out = AgentCard()
+    out.CopyFrom(own)
+    if not out.supported_interfaces:
+        out.supported_interfaces.extend(public.supported_interfaces)
+    if not out.security_schemes:
+        for name, scheme in public.security_schemes.items():
+            out.security_schemes[name].CopyFrom(scheme)
+        out.security_requirements.extend(public.security_requirements)
+    if denied:
+        kept = [s for s in out.skills if s.id not in denied]
+        del out.skills[:]
+        out.skills.extend(kept)
+    return out
+
+
+def advertised_host(bind_host: str) -> str:
+    """What a card names for a server bound to `bind_host`: the host itself, or
+    for a wildcard address this machine's name (never 0.0.0.0 or ::)."""
+    if bind_host.strip() not in WILDCARDS:
+        return bind_host
+    return socket.getfqdn() or socket.gethostname() or "localhost"
+
+
+def host_port(host: str, port: int) -> str:
+    """`host:port`, with an IPv6 address in brackets."""
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+def grpc_address(value: str) -> str:
+    """Check a --grpc-public-address: `host:port`, or with a scheme (grpc://,
+    grpcs://, http://, https://) for clients that want one. Returned as given."""
+    parts = urlsplit(value if "://" in value else f"grpc://{value}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme not in ("grpc", "grpcs", "http", "https") or not parts.hostname or not port:
+        raise ValueError(f"a gRPC address is host:port (e.g. agent.example.com:443), "
+                         f"got {value!r}")
+    if parts.hostname in WILDCARDS:
+        raise ValueError(f"{value!r} is a wildcard address; name the host clients reach")
+    return value
+
+
+def _struct(values: dict[str, Any]) -> Struct:
+    out = Struct()
+    out.update(values)
+    return out

@@ -1,0 +1,85 @@
+"""What streaming operations return: events in order, each with its sequence
+number in the task's event log (`EventStream`), and the names under which
+those numbers travel beside the events (resumable streams). Shared by the
+handler, which makes streams, and every edge and client that carries them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+from a2a_grpc.generated.a2a_pb2 import StreamResponse
+
+Numbered = tuple[int | None, StreamResponse]
+
+
+class Source(Protocol):
+    """What an EventStream reads: an async generator of Numbered, or any
+    object with the two methods it uses."""
+
+    def __anext__(self) -> Awaitable[Numbered]: ...
+
+    async def aclose(self) -> None: ...
+
+# gRPC carries no per-message ids: a stream's response headers give the sequence
+# number of its first event, and the events after it count up by one.
+FIRST_EVENT_ID = "a2a-first-event-id"
+# How a client asks SubscribeToTask to resume after an event (HTTP: Last-Event-ID).
+LAST_EVENT_ID = "a2a-last-event-id"
+# The extension (in the card, and declared by clients in A2A-Extensions) for all of this.
+# v2: a resume is a replay, with no Task ahead of it (v1 opened with the current Task).
+RESUMABLE_STREAMS_URI = "urn:a2a-grpc:extension:resumable-streams:v2"
+
+
+class EventStream(AsyncIterator[StreamResponse]):
+    """An async iterator of StreamResponse events.
+
+    After each event, `seq` is that event's sequence number in the task's
+    event log (the SSE `id:`), or None for an event that has none (a direct
+    reply's source may know none). `numbered` is False when the
+    source knows no sequence numbers at all (a gateway in front of a gRPC
+    server). `ready()` is true when the next event is already here, so a
+    transport may gather several into one write; when it says false, the next
+    read may wait. `announce` says whether a transport that carries numbers
+    apart from the events (gRPC's `a2a-first-event-id` header, one more
+    operation before the first event) should send them: the client declared
+    the resumable-streams extension. `first_sent` is called once, when the
+    transport asks for the second event (it has written the first) or closes
+    the stream. Close it (`aclose`) to unsubscribe.
+    """
+
+    __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq")
+
+    def __init__(self, source: Source, *, numbered: bool = True,
+                 ready: Callable[[], bool] | None = None, announce: bool = True,
+                 first_sent: Callable[[], None] | None = None) -> None:
+        self._source = source
+        self._ready = ready
+        self._first_sent = first_sent
+        self._reads = 0
+        self.numbered = numbered
+        self.announce = announce
+        self.seq: int | None = None
+
+    def ready(self) -> bool:
+        return self._ready is not None and self._ready()
+
+    def __aiter__(self) -> EventStream:
+        return self
+
+    async def __anext__(self) -> StreamResponse:
+        if self._reads < 2:
+            self._reads += 1
+            if self._reads == 2:
+                self._sent_first()
+        self.seq, event = await self._source.__anext__()
+        return event
+
+    def _sent_first(self) -> None:
+        if self._first_sent is not None:
+            self._first_sent()
+            self._first_sent = None
+
+    async def aclose(self) -> None:
+        self._sent_first()
+        await self._source.aclose()

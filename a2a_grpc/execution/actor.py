@@ -1,0 +1,325 @@
+"""Running agents: the one writer of each live task, and one run per message.
+
+- `TaskActor` owns a task while anything acts on it. Every change goes
+  through `emit`: under the actor's lock it applies the event with the
+  lifecycle reducer (in place; undone if the store refuses) and hands it to
+  the store with the next sequence number; the journal (journal.py)
+  publishes it once it is committed. Store first, bus second: a subscriber
+  that reads a snapshot with sequence n and then skips live events <= n
+  sees every event exactly once. Only an event that settles the task, and
+  what answers a caller, waits for its commit: a burst is one transaction.
+- A new task is created lazily by the run's first event, with the user's
+  message as its first history entry. So an agent that answers with a direct
+  Message (or raises an A2AError before doing anything) leaves no task.
+- At most one run (`runs.Run`, one `execute()`) is active on a task; a
+  follow-up message that arrives meanwhile is recorded and queued, and runs
+  next unless the active run takes it (see runs.py).
+- `registry.ActorRegistry` hands out actors, at most one per task.
+- An actor whose append the store's fence refuses (TaskFencedError: another
+  replica took the task over, or wrote it meanwhile) has lost the task for
+  good (`fenced`): its runs are stopped, every later event is refused, and
+  the registry reads the task afresh for whoever comes next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from a2a_grpc.agent import TaskEvents
+from a2a_grpc.bus import EventBus
+from a2a_grpc.core import ids, lifecycle, states
+from a2a_grpc.core.errors import InvalidAgentResponseError
+from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Journal, Pending
+from a2a_grpc.execution.run import Outcome, Run
+from a2a_grpc.execution.turns import Sink, Turn
+from a2a_grpc.generated.a2a_pb2 import (
+    Message,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskState,
+)
+from a2a_grpc.observe import tracing
+from a2a_grpc.stores import COMMITTED, Scope, TaskFencedError, TaskStore
+
+log = logging.getLogger("a2a_grpc.runtime")
+
+__all__ = ["OnCreate", "Outcome", "Run", "TaskActor"]
+OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
+
+
+class TaskActor:
+    # Replicas: a new task's first write is committed before its agent goes on, so
+    # that of the same messageId sent to two replicas at once only one agent
+    # works past its first event (the other's write is refused: MessageTakenError).
+    wait_creation = False
+
+    def __init__(
+        self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
+        store: TaskStore, bus: EventBus, after_commit: Callable[[], None] | None = None,
+        epoch: int = 0,
+    ) -> None:
+        self.scope = scope
+        self.task_id = task_id
+        self.context_id = context_id
+        self.task = task  # None until the first event creates it
+        self.seq = seq
+        self.epoch = epoch  # the task's epoch when it was read: what the store's fence checks
+        self.fenced: TaskFencedError | None = None  # set once the fence refused a write
+        self.runs: set[Run] = set()  # at most one whose execute() has not returned
+        self.waiting: deque[Run] = deque()  # follow-ups recorded, not yet run or taken
+        self.users = 0
+        self._store = store
+        self._bus = bus
+        self._after_commit = after_commit  # set when push notifications are on
+        self._turn = Turn()  # one event at a time
+        self._arrival: asyncio.Future[None] | None = None  # a run waits for a follow-up
+        self._journal = Journal(seq, self._publish, self._restore)
+
+    def snapshot(self) -> tuple[Task, int] | None:
+        if self.task is None:
+            return None
+        copy = Task()
+        copy.CopyFrom(self.task)
+        return copy, self.seq
+
+    async def emit(self, event: StreamResponse, run: Run | None) -> bool:
+        """Apply and store `event`; True when this waited (for the task's turn, or
+        for the event's commit) and so gave the loop to others meanwhile."""
+        turn = self._turn
+        waited = turn.held
+        if waited:  # Turn.enter(), inlined: a coroutine call less on every event
+            await turn.wait()
+        else:
+            turn.held = True
+        try:
+            if self.fenced is not None:
+                raise self.fenced
+            if run is not None and run.lost is not None:  # its earlier events were not stored
+                error, run.lost = run.lost, None
+                raise error
+            kind = event.WhichOneof("payload")
+            if run is not None and run.replied:
+                raise InvalidAgentResponseError("a direct reply must be the run's last event")
+            if kind == "message":
+                await self._reply(event, run)
+                return waited
+            if run is not None and run.pending is not None:
+                await self._take_message(run.pending, run)
+            if kind != "task" or self.task is None:  # a bare Task on a task: nothing to do
+                if kind == "status_update" and not event.status_update.status.HasField(
+                    "timestamp"
+                ):
+                    ids.stamp(event.status_update.status.timestamp)
+                # In place (raises before anything changes); undone if the store
+                # refuses. A copy would cost more than the event on a streamed task.
+                task = self.task
+                if task is None:  # created by this event (a Task): stored whole
+                    created = lifecycle.apply(None, event).task
+                    assert created is not None  # only a Message makes none, handled above
+                    await self._commit(created, None, run=run)
+                else:
+                    undo = lifecycle.update(task, event)
+                    settles = kind == "status_update" and task.status.state in states.SETTLED
+                    waited = await self._commit(task, event, undo=undo, run=run,
+                                                wait=run is None or settles) or waited
+            if run is not None:
+                run.mark_started()
+            if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
+                for r in list(self.runs):
+                    r.settle(self.response())
+        finally:
+            turn.leave()
+        return waited
+
+    async def record(self, run: Run) -> None:
+        """Write a follow-up's message into the history now; it waits for a run."""
+        turn = self._turn
+        await turn.enter()
+        try:
+            assert run.pending is not None
+            await self._take_message(run.pending, run)
+        finally:
+            turn.leave()
+        run.mark_started()
+
+    def queue(self, run: Run) -> None:
+        self.waiting.append(run)
+        if self._arrival is not None and not self._arrival.done():
+            self._arrival.set_result(None)
+
+    async def arrival(self) -> None:
+        """Wait until a follow-up is queued."""
+        self._arrival = asyncio.get_running_loop().create_future()
+        try:
+            await self._arrival
+        finally:
+            self._arrival = None
+
+    async def mark_handed_off(self, handed_off: bool) -> None:
+        await self._journal.through(self.seq)  # after the task's events, not before
+        await self._store.set_handed_off(self.scope, self.task_id, handed_off)
+
+    async def flush(self, run: Run) -> None:
+        """Wait until every event so far is committed; raise the store's error
+        if any of `run`'s could not be."""
+        try:
+            await self._journal.through(self.seq)
+        except Exception as exc:
+            if run.lost is exc:
+                run.lost = None
+            raise
+        if run.lost is not None:
+            error, run.lost = run.lost, None
+            raise error
+
+    async def committed_response(self) -> SendMessageResponse:
+        """The task as it stands, once that is committed."""
+        response = self.response()
+        await self._journal.through(self.seq)
+        return response
+
+    def sink(self, run: Run | None) -> Sink:
+        return Sink(self, run)
+
+    async def _reply(self, event: StreamResponse, run: Run | None) -> None:
+        if run is None:
+            raise InvalidAgentResponseError("only a run answering a new message can reply")
+        lifecycle.apply(self.task, event)  # raises once there is a task
+        run.replied = True
+        self.seq += 1  # no task, so nothing is stored, nor waits to be
+        run.first_seq = self._journal.committed = self.seq
+        await self._bus.publish(self.task_id, self.seq, event)
+        run.mark_started()
+        run.settle(SendMessageResponse(message=event.message))
+
+    async def _take_message(self, message: Message, run: Run) -> None:
+        """Record the user's message: create the task, or add to its history."""
+        if self.task is not None:
+            lifecycle.check_follow_up(self.task, message)  # e.g. final by now: refused
+        run.first_seq = self.seq + 1
+        if self.task is None:
+            first = StreamResponse()  # built in place: a constructor copies what it is given
+            first.task.id, first.task.context_id = self.task_id, self.context_id
+            ids.stamp(first.task.status.timestamp)
+            first.task.history.append(message)
+            task = lifecycle.apply(None, first).task
+            assert task is not None
+            # Only a push config saved with the task waits for it: the agent's first
+            # events usually go to the store with it (put back if it is lost).
+            await self._commit(task, None, message, run=run,
+                               wait=run.on_create is not None or self.wait_creation)
+            run.pending = None  # recorded: never again, even if what follows fails
+            if run.on_create is not None:
+                await run.on_create(task)
+        else:
+            updated = Task()
+            updated.CopyFrom(self.task)
+            updated.history.append(message)
+            await self._commit(updated, None, message, run=run)
+            run.pending = None
+
+    async def _commit(
+        self, task: Task, event: StreamResponse | None, message: Message | None = None,
+        undo: lifecycle.Undo | None = None, run: Run | None = None, wait: bool = True,
+    ) -> bool:
+        """Store `task` as of the next event; the journal publishes the event once
+        it is committed. `undo`: the event was applied to the task in place
+        (`lifecycle.apply`); undone if the store refuses, and the store is told
+        the task is derived. `wait`: return only once the event is published.
+        True when this waited for a commit."""
+        seq = self.seq + 1
+        if event is None:  # a new task or a user message: the event is the task itself
+            event = StreamResponse()
+            event.task.CopyFrom(task)
+        try:
+            written = self._store.append(self.scope, task, seq, event,
+                                         message.message_id if message else None,
+                                         self._after_commit is not None,
+                                         derived=undo is not None, epoch=self.epoch)
+        except BaseException as exc:
+            if undo is not None:
+                undo()
+            if isinstance(exc, TaskFencedError):
+                self._lose(exc)
+            raise
+        before, self.task, self.seq = self.task, task, seq
+        journal = self._journal
+        if written is COMMITTED and journal.idle:  # nothing to wait for (the memory store)
+            journal.committed = seq
+            await self._publish(seq, event)
+            return False
+        journal.add(Pending(seq, event, written, undo, None if undo else before, run, message))
+        if wait:
+            try:
+                if tracing.tracer() is not None:
+                    with tracing.child("a2a.store.commit", {"a2a.task_id": self.task_id,
+                                                            "a2a.event.seq": seq}):
+                        return await journal.through(seq)
+                return await journal.through(seq)
+            except Exception as exc:
+                if run is not None and run.lost is exc:
+                    run.lost = None  # told here
+                raise
+        elif journal.in_flight >= MAX_IN_FLIGHT:
+            return await journal.through(seq - MAX_IN_FLIGHT // 2)
+        return False
+
+    async def _publish(self, seq: int, event: StreamResponse) -> None:
+        await self._bus.publish(self.task_id, seq, event)
+        if self._after_commit is not None:
+            self._after_commit()
+
+    def _restore(self, lost: list[Pending], error: BaseException) -> None:
+        """Back to the last committed event: `lost` (in order) were not stored."""
+        task = self.task
+        for pending in reversed(lost):
+            if pending.undo is not None:
+                pending.undo()
+            else:
+                task = pending.before
+        self.task, self.seq = task, self._journal.committed
+        if isinstance(error, TaskFencedError):
+            self._lose(error)
+
+    def _lose(self, error: TaskFencedError) -> None:
+        """The store refused a write of ours: the task is no longer ours to write.
+        Stop the runs on it (they settle with `error`; see runs.py)."""
+        if self.fenced is not None:
+            return
+        self.fenced = error
+        log.warning("lost task %s: %s. Its run stops; this replica follows the task as "
+                    "it now stands", self.task_id, error.why)
+        current = asyncio.current_task()
+        for run in self.runs:
+            if run.aio_task is not None and run.aio_task is not current:
+                run.aio_task.cancel()
+
+    def response(self) -> SendMessageResponse:
+        response = SendMessageResponse()
+        if self.task is not None:
+            response.task.CopyFrom(self.task)  # one copy (the constructor would make two)
+        return response
+
+    async def finish(self, state: TaskState, text: str) -> None:
+        """Force the task into final `state` unless it is already settled."""
+        if self.task is None or self.task.status.state in states.TERMINAL:
+            return  # no task was created (the call itself failed), or it is final
+        events = TaskEvents(Sink(self, None), self.task_id, self.context_id)
+        await events.status(state, text)
+
+    def running(self) -> bool:
+        """Is a run's execute() still going on this task?"""
+        return bool(self.runs)
+
+    async def broken(self, error: BaseException) -> None:
+        """The task can't be written any more: end its streams with `error`."""
+        await self._bus.publish_error(self.task_id, error)
+
+    def watched(self) -> bool:
+        """Is a stream subscribed to this task's events?"""
+        return self._bus.subscriber_count(self.task_id) > 0

@@ -1,0 +1,155 @@
+"""A task's writes between the store and the bus: a run's burst of events
+goes to the store without waiting for each commit, and each event is
+published (streams, push notifications) only once it is committed.
+
+- The actor applies an event and hands the store's pending append to the
+  journal (`add`); a run's next event need not wait for it, so the events
+  an agent emits without awaiting anything else reach the store together
+  (the store's group commit makes them one transaction).
+- The journal takes the appends in order: once one is committed, its event
+  is published; `through(seq)` waits until event `seq` is committed and
+  published. Whatever must not be seen before it is durable waits on it:
+  a run's settled answer, the answer to a non-blocking send, a hand-off.
+- When an append fails, every event after the last committed one is undone
+  (the actor's task and sequence number go back to the last committed
+  event), each run whose events were lost learns it at its next event or at
+  its end (`Run.lost`), and whoever waits gets the error. The actor is told
+  the error too: a fenced append (TaskFencedError) means it lost the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, NamedTuple
+
+from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
+
+if TYPE_CHECKING:
+    from a2a_grpc.execution.run import Run
+
+log = logging.getLogger("a2a_grpc.runtime")
+
+# A run may have this many events on their way to the store before it waits
+# for the older half of them: bounds what a fast agent holds in memory.
+MAX_IN_FLIGHT = 512
+
+
+class Pending(NamedTuple):
+    seq: int
+    event: StreamResponse
+    written: Awaitable[None]  # the store's append
+    undo: Callable[[], None] | None  # an event applied in place: how to take it back
+    before: Task | None  # a whole new task (undo None): the one it replaced
+    run: Run | None
+    message: Message | None  # the user's message this write records
+
+
+class Journal:
+    """Owned by one TaskActor; `restore` puts the actor back at the last
+    committed event (see TaskActor._restore)."""
+
+    __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
+
+    def __init__(self, seq: int, publish: Callable[[int, StreamResponse], Awaitable[None]],
+                 restore: Callable[[list[Pending], BaseException], None]) -> None:
+        self.committed = seq  # the last event committed and published
+        self._publish, self._restore = publish, restore
+        self._pending: deque[Pending] = deque()
+        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
+        self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
+
+    @property
+    def idle(self) -> bool:
+        return not self._pending
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)
+
+    def add(self, pending: Pending) -> None:
+        self._pending.append(pending)
+        if self._drainer is None:
+            self._drainer = asyncio.get_running_loop().create_task(self._drain(),
+                                                                   name="a2a-journal")
+
+    async def through(self, seq: int) -> bool:
+        """Wait until event `seq` is committed and published; raises the store's
+        error when it, or an event before it, could not be committed. True
+        when this had to wait."""
+        if seq <= self.committed:
+            return False
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, waiter))
+        await waiter
+        return True
+
+    async def _drain(self) -> None:
+        try:
+            while self._pending:
+                last = self._pending[-1]
+                # A store commits a task's appends in order: once the last is done,
+                # so are those before it, and awaiting them does not suspend (one
+                # wake-up for a burst instead of one per event).
+                with contextlib.suppress(Exception):
+                    await last.written
+                while self._pending:
+                    first = self._pending[0]
+                    try:
+                        await first.written
+                    except BaseException as exc:
+                        self._release()  # those before it were committed
+                        self._lost(exc)
+                        if not isinstance(exc, Exception):
+                            raise
+                        return
+                    self._pending.popleft()
+                    self.committed = first.seq
+                    try:
+                        await self._publish(first.seq, first.event)
+                    except Exception:  # committed all the same: streams resume from the log
+                        log.exception("could not publish event %d", first.seq)
+                    if first is last:
+                        break
+                self._release()
+        finally:
+            self._drainer = None
+
+    def _release(self) -> None:
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= self.committed:
+            waiter = waiters.popleft()[1]
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _lost(self, error: BaseException) -> None:
+        lost = list(self._pending)
+        self._pending.clear()
+        for pending in lost[1:]:  # failed with the first, or would: consume their outcome
+            _consume(pending.written)
+        self._restore(lost, error)
+        for pending in lost:
+            run = pending.run
+            if run is not None:
+                if run.lost is None:
+                    run.lost = error
+                if pending.message is not None:
+                    run.pending = pending.message  # not recorded after all
+        while self._waiters:
+            waiter = self._waiters.popleft()[1]
+            if not waiter.done():
+                waiter.set_exception(error)
+        if isinstance(error, Exception) and not isinstance(error, UnavailableError):
+            log.error("a task write failed: %r", error)
+
+
+def _consume(written: Awaitable[None]) -> None:
+    """Retrieve a discarded append's outcome, so asyncio reports no lost exception."""
+    if isinstance(written, asyncio.Future):
+        written.add_done_callback(lambda f: f.cancelled() or f.exception())
+    elif isinstance(written, Coroutine):
+        written.close()

@@ -1,0 +1,81 @@
+"""The gRPC server (health checking and reflection included)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from a2a_grpc.app.tls import TlsFiles
+from a2a_grpc.generated import a2a_pb2
+from a2a_grpc.grpc_edge.servicer import A2AServicer, add_to_server
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.legacy.servicer03 import SERVICE as V03_SERVICE
+from a2a_grpc.legacy.servicer03 import add_v03_to_server
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.observe.observed import ObservedService
+
+log = logging.getLogger("a2a_grpc.server")
+SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
+
+
+SERVED = ("", SERVICE_NAME, V03_SERVICE.full_name)  # what gRPC health reports on
+
+
+class PortInUseError(OSError):
+    """A server could not listen where it was asked to."""
+
+
+@dataclass(slots=True)
+class GrpcServer:
+    server: grpc.aio.Server
+    port: int
+    health: health.aio.HealthServicer
+
+    async def stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+    async def serving(self, ready: bool) -> None:
+        """What the health service says of every service here (health.Readiness)."""
+        status = (health_pb2.HealthCheckResponse.SERVING if ready
+                  else health_pb2.HealthCheckResponse.NOT_SERVING)
+        for name in SERVED:
+            await self.health.set(name, status)
+
+
+async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
+                     service: A2AService | None = None, tls: TlsFiles | None = None,
+                     metrics: Metrics | None = None, observed: bool = False) -> GrpcServer:
+    """Start serving `handler` on host:port (0 picks a free port); `service`:
+    what the calls go to when not the handler itself (the authenticator);
+    `tls`: serve TLS (and mTLS) with these files. `metrics` (or `observed`):
+    each call is counted there and traced (observe.service)."""
+    server = grpc.aio.server()
+    service = service or handler
+    if metrics is not None or observed:
+        service = ObservedService(service, "grpc", metrics)
+    add_to_server(A2AServicer(service), server)
+    add_v03_to_server(service, lambda: handler.card, server)  # A2A 0.3 clients
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, V03_SERVICE.full_name, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server
+    )
+    try:
+        bound = (server.add_insecure_port(f"{host}:{port}") if tls is None
+                 else server.add_secure_port(f"{host}:{port}", tls.grpc_credentials()))
+    except RuntimeError:
+        bound = 0
+    if bound == 0:
+        raise PortInUseError(
+            f"cannot listen on {host}:{port}: the address is in use or not local")
+    await server.start()
+    started = GrpcServer(server, bound, health_servicer)
+    await started.serving(True)
+    return started

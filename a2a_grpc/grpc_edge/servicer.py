@@ -1,0 +1,219 @@
+"""The grpc.aio adapter: one line per RPC, errors rendered in one place.
+
+An A2AError becomes the §5.4 status code with `grpc-status-details-bin`
+carrying a `google.rpc.Status` (same code, same message) with ErrorInfo and,
+for validation errors, BadRequest. Anything else is logged with its
+traceback and sent as INTERNAL with a fixed message (spec §10.6).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing
+from functools import partial
+from typing import Any, TypeAlias, TypeVar
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.empty_pb2 import Empty
+from google.protobuf.message import DecodeError
+from google.protobuf.message import Message as ProtoMessage
+from grpc_status import rpc_status
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import A2AError, InternalError, ParseError
+from a2a_grpc.core.rpc_status import rpc_status_of
+from a2a_grpc.core.stream import FIRST_EVENT_ID, EventStream
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceServicer
+from a2a_grpc.handler.contract import A2AService
+
+log = logging.getLogger("a2a_grpc.servicer")
+
+Req = TypeVar("Req", bound=ProtoMessage)
+Resp = TypeVar("Resp", bound=ProtoMessage)
+Ctx: TypeAlias = grpc.aio.ServicerContext
+
+
+def peer_subject(context: Ctx) -> str | None:
+    """The verified client certificate's common name (mutual TLS), if any."""
+    auth = context.auth_context() or {}
+    names = auth.get("x509_common_name") or auth.get("x509_subject_alternative_name")
+    return names[0].decode() if names else None
+
+
+def call_context(context: Ctx) -> CallContext:
+    """Service parameters from gRPC metadata; repeated keys are comma-joined."""
+    headers: dict[str, str] = {}
+    for key, value in context.invocation_metadata() or ():
+        if key.endswith("-bin") or not isinstance(value, str):
+            continue
+        key = key.lower()
+        headers[key] = f"{headers[key]},{value}" if key in headers else value
+    return CallContext.from_headers(headers, lowered=True, peer=partial(peer_subject, context),
+                                    remote=partial(peer_address, context))
+
+
+def peer_address(context: Ctx) -> str:
+    """The client's IP address from gRPC's peer (`ipv4:1.2.3.4:5`, `ipv6:[::1]:5`)."""
+    peer = context.peer() or ""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        return rest.rpartition(":")[0].strip("[]")
+    return peer
+
+
+async def abort(context: Ctx, exc: BaseException) -> None:
+    """End the call with `exc` rendered as a gRPC status (never returns)."""
+    if not isinstance(exc, A2AError) or isinstance(exc, InternalError):
+        log.error("internal error in gRPC call", exc_info=exc)
+    status = rpc_status.to_status(rpc_status_of(exc))
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]
+
+
+class Malformed:
+    """Stands in for a request whose bytes did not parse."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: DecodeError) -> None:
+        self.error = error
+
+
+def parser_for(cls: type[ProtoMessage]) -> Callable[[bytes], ProtoMessage | Malformed]:
+    def parse(data: bytes) -> ProtoMessage | Malformed:
+        try:
+            return cls.FromString(data)
+        except DecodeError as exc:
+            return Malformed(exc)
+
+    return parse
+
+
+def register(server: grpc.aio.Server, service: ServiceDescriptor,
+             behaviours: Mapping[str, Callable[..., Any]]) -> None:
+    """Register every RPC of `service`, read from its descriptor, each served by
+    `behaviours[rpc name]`.
+
+    Unlike protoc's generated registration, a request that is not valid
+    protobuf reaches the behaviour as `Malformed` (see `check_parsed`) and is
+    answered with a ParseError (INVALID_ARGUMENT) instead of grpc's own UNKNOWN.
+    """
+    handlers = {}
+    for method in service.methods:
+        request = message_factory.GetMessageClass(method.input_type)
+        response = message_factory.GetMessageClass(method.output_type)
+        make = (grpc.unary_stream_rpc_method_handler if method.server_streaming
+                else grpc.unary_unary_rpc_method_handler)
+        handlers[method.name] = make(behaviours[method.name],
+                                     request_deserializer=parser_for(request),
+                                     response_serializer=response.SerializeToString)
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
+
+
+def add_to_server(servicer: A2AServicer, server: grpc.aio.Server) -> None:
+    """Register the 1.0 service's RPCs, served by `servicer`."""
+    register(server, SERVICE, {m.name: getattr(servicer, m.name) for m in SERVICE.methods})
+
+
+def check_parsed(request: object) -> None:
+    if isinstance(request, Malformed):
+        raise ParseError(f"the request is not valid protobuf: {request.error}")
+
+
+class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
+    def __init__(self, service: A2AService) -> None:
+        self.h = service
+
+    async def _unary(
+        self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
+    ) -> Resp:
+        try:
+            check_parsed(request)
+            return await method(request, call_context(context))
+        except Exception as exc:
+            await abort(context, exc)
+            raise  # unreachable: abort raises
+
+    async def _stream(
+        self,
+        method: Callable[[Req, CallContext], Awaitable[AsyncIterator[pb.StreamResponse]]],
+        request: Req,
+        context: Ctx,
+    ) -> AsyncIterator[pb.StreamResponse]:
+        try:
+            check_parsed(request)
+            events = await method(request, call_context(context))
+            async with aclosing(events):  # type: ignore[type-var]
+                first = True
+                async for event in events:
+                    if (first and isinstance(events, EventStream) and events.announce
+                            and events.seq is not None):
+                        # gRPC has no per-message ids: tell the client the first event's
+                        # sequence number; the ones after it count up by one. Only to a
+                        # client that wants it: it costs an operation before the event.
+                        await context.send_initial_metadata(
+                            ((FIRST_EVENT_ID, str(events.seq)),))
+                    first = False
+                    yield event
+        except Exception as exc:
+            await abort(context, exc)
+
+    # grpc.aio tells streaming handlers by `async def` + `yield`, hence the loops.
+    async def SendMessage(
+        self, request: pb.SendMessageRequest, context: Ctx
+    ) -> pb.SendMessageResponse:
+        return await self._unary(self.h.send_message, request, context)
+
+    async def SendStreamingMessage(
+        self, request: pb.SendMessageRequest, context: Ctx
+    ) -> AsyncIterator[pb.StreamResponse]:
+        async for event in self._stream(self.h.send_streaming_message, request, context):
+            yield event
+
+    async def GetTask(self, request: pb.GetTaskRequest, context: Ctx) -> pb.Task:
+        return await self._unary(self.h.get_task, request, context)
+
+    async def ListTasks(self, request: pb.ListTasksRequest, context: Ctx) -> pb.ListTasksResponse:
+        return await self._unary(self.h.list_tasks, request, context)
+
+    async def CancelTask(self, request: pb.CancelTaskRequest, context: Ctx) -> pb.Task:
+        return await self._unary(self.h.cancel_task, request, context)
+
+    async def SubscribeToTask(
+        self, request: pb.SubscribeToTaskRequest, context: Ctx
+    ) -> AsyncIterator[pb.StreamResponse]:
+        async for event in self._stream(self.h.subscribe_to_task, request, context):
+            yield event
+
+    async def CreateTaskPushNotificationConfig(
+        self, request: pb.TaskPushNotificationConfig, context: Ctx
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary(self.h.create_task_push_notification_config, request, context)
+
+    async def GetTaskPushNotificationConfig(
+        self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary(self.h.get_task_push_notification_config, request, context)
+
+    async def ListTaskPushNotificationConfigs(
+        self, request: pb.ListTaskPushNotificationConfigsRequest, context: Ctx
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        return await self._unary(self.h.list_task_push_notification_configs, request, context)
+
+    async def GetExtendedAgentCard(
+        self, request: pb.GetExtendedAgentCardRequest, context: Ctx
+    ) -> pb.AgentCard:
+        return await self._unary(self.h.get_extended_agent_card, request, context)
+
+    async def DeleteTaskPushNotificationConfig(
+        self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx
+    ) -> Empty:
+        return await self._unary(self.h.delete_task_push_notification_config, request, context)

@@ -1,0 +1,90 @@
+"""RequestHandler's duties as one server among others, beside the A2A
+operations: crash recovery, retention, and what other replicas ask of it."""
+
+from __future__ import annotations
+
+import time
+
+from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.bus import EventBus
+from a2a_grpc.context import CallContext
+from a2a_grpc.core import states
+from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
+from a2a_grpc.handler.follow import follow_task, open_tail
+from a2a_grpc.handler.idempotency import Forwarded
+from a2a_grpc.handler.intake import Intake
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.stores import Claim, Scope, TaskStore
+
+RESTARTED = "The server restarted while this task was running; send the request again."
+ORPHANED = "The replica running this task stopped; send the request again."
+
+
+class ServerDuties:
+    """Mixed into RequestHandler, which supplies the parts."""
+
+    executor: AgentExecutor
+    store: TaskStore
+    bus: EventBus
+    _actors: ActorRegistry
+    _intake: Intake
+
+    async def _get(self, scope: Scope, task_id: str) -> Task:
+        raise NotImplementedError
+
+    def observe(self, metrics: Metrics) -> None:
+        """Report to `metrics`: store timings, events published, the streams'
+        backlog, runs going on, tasks by state."""
+        self.store.timings = metrics.store_timer
+        metrics.watch(published=lambda: self.bus.published, backlog=self.bus.backlog,
+                      runs=self._actors.runs_going, count_states=self.store.count_states)
+
+    async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
+        """After a restart: resume, or else fail with `why`, every task a run left
+        SUBMITTED or WORKING (not those handed off); with `claim` (replicas),
+        only those whose replica's lease expired (TaskStore.unsettled). Returns
+        how many tasks it found."""
+        found = await self.store.unsettled(claim)
+        for scope, stored in found:
+            async with self._actors.loaded(scope, stored.task.id) as actor:
+                if actor.running():
+                    continue
+                actor.epoch = stored.epoch  # claimed just now: the fence's new epoch
+                if self.executor.resumable:
+                    self._actors.start(actor, self.executor, None)
+                else:
+                    await actor.finish(states.FAILED, why)
+        return len(found)
+
+    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str,
+                         body: bytes) -> bool:
+        """What another replica asks of a task a run of ours is on (bus.ask):
+        "cancel" it, or take a follow-up "message" (a SendMessageRequest)."""
+        where = Scope(*scope)
+        if kind == "cancel":
+            return await self._actors.cancel_running(where, task_id, self.executor)
+        if kind != "message" or not self._actors.runs(where, task_id):
+            return False
+        started = await self._intake.start(SendMessageRequest.FromString(body),
+                                           CallContext(user=where.owner, tenant=where.tenant),
+                                           where)
+        return not isinstance(started, Forwarded)
+
+    async def purge(self, max_age_s: float) -> int:
+        """Delete final tasks whose last status is older than `max_age_s`."""
+        cutoff = time.time_ns() - int(max_age_s * 1e9)
+        return await self.store.purge(cutoff)
+
+    async def _settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
+                                 ) -> SendMessageResponse:
+        """A task another replica runs: as it stands, or (unless `immediately`)
+        once an event settles it, as a send on that replica would answer."""
+        if not immediately:
+            tail = await open_tail(self.bus, self.store, scope, task_id)
+            if tail.state in states.SETTLED:
+                await tail.stack.aclose()
+            else:
+                async for _ in follow_task(tail, None):
+                    pass  # until an event settles it
+        return SendMessageResponse(task=await self._get(scope, task_id))

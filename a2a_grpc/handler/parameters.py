@@ -1,0 +1,65 @@
+"""Service parameters (spec §3.2.6, §3.6): the A2A version a call asks for, the
+extensions it declares, and this server's own stream-resume parameters."""
+
+from __future__ import annotations
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import (
+    ExtensionSupportRequiredError,
+    FieldViolation,
+    InvalidParamsError,
+    VersionNotSupportedError,
+)
+from a2a_grpc.core.stream import LAST_EVENT_ID, RESUMABLE_STREAMS_URI
+from a2a_grpc.generated.a2a_pb2 import AgentCard
+
+SUPPORTED_VERSIONS = ("1.0",)
+MAX_SEQ = 2**63 - 1  # sequence numbers are BIGINT in the SQL stores
+
+
+class ServiceParameters:
+    def __init__(self, card: AgentCard) -> None:
+        # Read once: walking the card's protos on every call costs more than the call.
+        self._required = tuple(x.uri for x in card.capabilities.extensions if x.required)
+
+    def check(self, ctx: CallContext) -> None:
+        """VersionNotSupported, or ExtensionSupportRequired for a required
+        extension the call did not declare."""
+        version = ctx.version
+        # No A2A-Version is served as 1.0 until the 0.3 compatibility layer exists.
+        if version and version not in SUPPORTED_VERSIONS:
+            major_minor = ".".join(version.split(".")[:2])
+            if major_minor not in SUPPORTED_VERSIONS:
+                raise VersionNotSupportedError(
+                    f"A2A version {version!r} is not supported; this agent serves "
+                    + ", ".join(SUPPORTED_VERSIONS),
+                    metadata={"supportedVersions": ",".join(SUPPORTED_VERSIONS)},
+                )
+        for uri in self._required:
+            if uri not in ctx.extensions:
+                raise ExtensionSupportRequiredError(
+                    f"this agent requires extension {uri}; declare it in A2A-Extensions",
+                    metadata={"extension": uri},
+                )
+
+
+def announces(ctx: CallContext) -> bool:
+    """Does the caller want sequence numbers where they cost a message of their own?"""
+    return RESUMABLE_STREAMS_URI in ctx.extensions
+
+
+def last_event_id(ctx: CallContext) -> int | None:
+    """`Last-Event-ID` (HTTP) or `a2a-last-event-id` (gRPC metadata), if sent."""
+    raw = ctx.metadata.get(LAST_EVENT_ID) or ctx.metadata.get("last-event-id")
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = int(raw.strip())
+        if not 0 <= value <= MAX_SEQ:  # past 2**63-1 a SQL driver overflows (a 500)
+            raise ValueError(raw)
+    except ValueError:
+        raise InvalidParamsError(
+            f"last event id must be a non-negative integer, got {raw!r}",
+            violations=[FieldViolation("Last-Event-ID", "a sequence number from an SSE id:")],
+        ) from None
+    return value

@@ -1,0 +1,84 @@
+"""The four push notification config operations of RequestHandler (spec
+§3.5.x): checks, then PushConfigs (delivery is the push sender's job)."""
+
+from __future__ import annotations
+
+from google.protobuf.empty_pb2 import Empty
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.validate import require, validate
+from a2a_grpc.generated.a2a_pb2 import (
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    Task,
+    TaskPushNotificationConfig,
+)
+from a2a_grpc.push.configs import PushConfigs
+from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.stores import Scope
+
+PushRequest = (
+    TaskPushNotificationConfig
+    | GetTaskPushNotificationConfigRequest
+    | ListTaskPushNotificationConfigsRequest
+    | DeleteTaskPushNotificationConfigRequest
+)
+
+
+class PushConfigCalls:
+    """Mixed into RequestHandler, which supplies the checks and the configs."""
+
+    push_policy: PushPolicy
+    _configs: PushConfigs
+
+    def _preflight(self, ctx: CallContext) -> None:
+        raise NotImplementedError
+
+    def _require_push(self) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _scope(tenant: str, ctx: CallContext) -> Scope:
+        raise NotImplementedError
+
+    async def _get(self, scope: Scope, task_id: str) -> Task:
+        raise NotImplementedError
+
+    async def _push_task(self, req: PushRequest, task_id: str, ctx: CallContext) -> Scope:
+        """Common checks of the four config operations; returns the task's scope."""
+        self._preflight(ctx)
+        self._require_push()
+        validate(req)
+        require(bool(task_id), "taskId", "is required")
+        scope = self._scope(req.tenant, ctx)
+        await self._get(scope, task_id)  # TaskNotFound for a task the caller can't see
+        return scope
+
+    async def create_task_push_notification_config(
+        self, req: TaskPushNotificationConfig, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        scope = await self._push_task(req, req.task_id, ctx)
+        self.push_policy.check_at_creation(req.url)
+        return await self._configs.save(scope, req.task_id, req, ctx.generation)
+
+    async def get_task_push_notification_config(
+        self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        scope = await self._push_task(req, req.task_id, ctx)
+        return await self._configs.get(scope, req.task_id, req.id)
+
+    async def list_task_push_notification_configs(
+        self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        require(req.page_size >= 0, "pageSize", "must be >= 0")
+        scope = await self._push_task(req, req.task_id, ctx)
+        return await self._configs.page(scope, req)
+
+    async def delete_task_push_notification_config(
+        self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        scope = await self._push_task(req, req.task_id, ctx)
+        await self._configs.delete(scope, req.task_id, req.id)
+        return Empty()

@@ -1,0 +1,270 @@
+"""RequestHandler: the eleven A2A operations, once, for every transport.
+
+Each method takes the generated request message and a CallContext and returns
+the response type the proto declares. Streaming methods are coroutines that
+validate, subscribe and wait for the first event, then return the iterator:
+every error a client can cause is raised by the `await`, before a transport
+has sent a header or an SSE byte. Transports (gRPC servicer, JSON-RPC, REST)
+only decode, call and encode; every protocol rule is here or in `core`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+
+from a2a_grpc.agent import AgentExecutor, TaskEvents
+from a2a_grpc.bus import EventBus, LocalEventBus
+from a2a_grpc.cards.card import extended_view
+from a2a_grpc.context import CallContext
+from a2a_grpc.core import lifecycle, listing, states
+from a2a_grpc.core.errors import (
+    ExtendedAgentCardNotConfiguredError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_grpc.core.validate import validate
+from a2a_grpc.execution import run as runs
+from a2a_grpc.execution.actor import Run
+from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.generated.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
+    SendMessageRequest,
+    SendMessageResponse,
+    Task,
+)
+from a2a_grpc.handler.housekeeping import ServerDuties
+from a2a_grpc.handler.idempotency import Duplicate, Forwarded
+from a2a_grpc.handler.intake import Intake
+from a2a_grpc.handler.parameters import ServiceParameters
+from a2a_grpc.handler.push_configs import PushConfigCalls
+from a2a_grpc.handler.streaming import StreamCalls
+from a2a_grpc.push.configs import PushConfigs
+from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.stores import MemoryTaskStore, MessageTakenError, Scope, TaskFencedError, TaskStore
+
+
+class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
+    """The A2A service over an agent, a task store and an event bus."""
+
+    def __init__(
+        self,
+        executor: AgentExecutor,
+        card: AgentCard,
+        *,
+        store: TaskStore | None = None,
+        bus: EventBus | None = None,
+        extended_card: AgentCard | None = None,
+        max_parts: int = 1000,
+        push_policy: PushPolicy | None = None,
+        interrupted_only: bool = False,
+        replicated: bool = False,
+    ) -> None:
+        self.executor = executor
+        executor.bind(self)  # so the agent can continue tasks later (task_events)
+        self.push_policy = push_policy or PushPolicy()  # which webhook URLs are allowed
+        self.card = card
+        self.extended_card = extended_card
+        self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.bus: EventBus = bus if bus is not None else LocalEventBus()
+        self._push_wake: Callable[[], None] | None = None
+        # With push on, every event also queues a delivery per config (the outbox).
+        self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
+                                     if card.capabilities.push_notifications else None)
+        self._actors.wait_creation = replicated  # other replicas share the store
+        self._parameters = ServiceParameters(card)
+        self._configs = PushConfigs(self.store)
+        self._intake = Intake(executor, self._actors, self.store, self._configs,
+                              self.push_policy, max_parts, interrupted_only)
+        if replicated:
+            async def forward(req: SendMessageRequest, scope: Scope, task_id: str) -> bool:
+                return await self.bus.ask("message", scope, task_id, req.SerializeToString())
+
+            self._intake.forward = forward
+
+    def attach_sender(self, wake: Callable[[], None]) -> None:
+        """Let the push sender know at once when a delivery was queued."""
+        self._push_wake = wake
+
+    def _wake_sender(self) -> None:
+        """After a commit's events are published: wake the sender if that (or an
+        earlier) commit queued deliveries. Waking it after every commit cost a
+        query of the outbox each time: 7% of SendMessage c=32 on SQLite."""
+        if self._push_wake is not None and self.store.take_queued():
+            self._push_wake()
+
+    def running(self, owner: str) -> int:
+        """Agent runs going on `owner`'s tasks (for per-caller limits)."""
+        return self._actors.running(owner)
+
+    @property
+    def live_tasks(self) -> int:
+        """Tasks with agent work or a call in progress (0 when all is idle)."""
+        return len(self._actors)
+
+    async def close(self) -> None:
+        """Stop all running agent work (server shutdown)."""
+        await self._actors.close()
+
+    # -- service parameters and capabilities (spec §3.2.6, §3.3.4, §3.6) --
+
+    def _preflight(self, ctx: CallContext) -> None:
+        self._parameters.check(ctx)
+
+    def _require_streaming(self) -> None:
+        if not self.card.capabilities.streaming:
+            raise UnsupportedOperationError("this agent does not support streaming")
+
+    def _require_push(self) -> None:
+        if not self.card.capabilities.push_notifications:
+            raise PushNotificationNotSupportedError(
+                "this agent does not support push notifications"
+            )
+
+    @staticmethod
+    def _scope(tenant: str, ctx: CallContext) -> Scope:
+        return Scope(tenant or ctx.tenant, ctx.user)
+
+    # -- SendMessage / SendStreamingMessage --
+
+    async def _start(
+        self, req: SendMessageRequest, ctx: CallContext,
+        before: Callable[[str], Awaitable[None]] | None = None,
+    ) -> Run | Duplicate | Forwarded:
+        self._preflight(ctx)
+        if req.configuration.HasField("task_push_notification_config"):
+            self._require_push()
+        return await self._intake.start(req, ctx, self._scope(req.tenant, ctx), before)
+
+    async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
+        started = await self._start(req, ctx)
+        if isinstance(started, Forwarded):
+            outcome: SendMessageResponse | BaseException = await self._settled_elsewhere(
+                self._scope(req.tenant, ctx), started.task_id,
+                req.configuration.return_immediately)
+        elif isinstance(started, Duplicate) and started.run is None:
+            assert started.task_id is not None
+            task = await self._get(self._scope(req.tenant, ctx), started.task_id)
+            outcome = SendMessageResponse(task=task)
+        else:
+            run = started.run if isinstance(started, Duplicate) else started
+            assert run is not None
+            outcome = await self._await_run(run, req.configuration.return_immediately)
+        if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
+            scope = self._scope(req.tenant, ctx)
+            taken = await self.store.task_for_message(scope, req.message.message_id)
+            if taken is not None:
+                outcome = await self._settled_elsewhere(scope, taken,
+                                                        req.configuration.return_immediately)
+        elif isinstance(outcome, TaskFencedError):  # another replica took the task over
+            outcome = await self._settled_elsewhere(self._scope(req.tenant, ctx),
+                                                    outcome.task_id,
+                                                    req.configuration.return_immediately)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        if outcome.HasField("task"):
+            limit = lifecycle.history_length_of(req.configuration)
+            lifecycle.trim_history(outcome.task, limit)
+        return outcome
+
+    @staticmethod
+    async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:
+        """What a send waits for: the first event, or the final/interrupted state
+        (or the run's hand-off)."""
+        if not immediately:
+            return await run.settled
+        error = await run.started
+        if error is not None:
+            return error
+        if run.settled.done():
+            return run.settled.result()
+        try:
+            return await run.actor.committed_response()
+        except Exception as exc:
+            return exc
+
+    # -- tasks --
+
+    async def get_task(self, req: GetTaskRequest, ctx: CallContext) -> Task:
+        self._preflight(ctx)
+        validate(req)
+        limit = lifecycle.history_length_of(req)
+        task = await self._get(self._scope(req.tenant, ctx), req.id)
+        return lifecycle.trim_history(task, limit)
+
+    async def _get(self, scope: Scope, task_id: str) -> Task:
+        found = await self.store.get(scope, task_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        return found.task
+
+    async def list_tasks(self, req: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
+        self._preflight(ctx)
+        validate(req)
+        scope = self._scope(req.tenant, ctx)
+        query = listing.query_of(req, ctx.user)
+        query = dataclasses.replace(query, tenant=scope.tenant)
+        probe = dataclasses.replace(query, page_size=query.page_size + 1)
+        tasks, total = await self.store.list_tasks(probe)
+        more = len(tasks) > query.page_size
+        tasks = tasks[: query.page_size]
+        for task in tasks:
+            if not query.include_artifacts:
+                task.ClearField("artifacts")
+            lifecycle.trim_history(task, query.history_length)
+        token = listing.encode_cursor(listing.sort_key(tasks[-1])) if more else ""
+        return ListTasksResponse(
+            tasks=tasks, next_page_token=token, page_size=query.page_size, total_size=total
+        )
+
+    async def cancel_task(self, req: CancelTaskRequest, ctx: CallContext) -> Task:
+        self._preflight(ctx)
+        validate(req)
+        async with self._actors.loaded(self._scope(req.tenant, ctx), req.id) as actor:
+            snap = actor.snapshot()
+            assert snap is not None
+            state = snap[0].status.state
+            if state in states.TERMINAL:  # §3.1.5: canceled ones included
+                raise TaskNotCancelableError(
+                    f"task {req.id} is {states.name(state)} and can no longer be canceled",
+                    metadata={"taskId": req.id, "state": states.name(state)},
+                )
+            if actor.running() or not await self.bus.ask("cancel", actor.scope, req.id):
+                await runs.cancel(actor, self.executor)
+                final = actor.snapshot()
+                assert final is not None
+                return final[0]
+        # Another replica runs it, and canceled it: the store has it as it ended.
+        return await self._get(self._scope(req.tenant, ctx), req.id)
+
+    async def task_events(self, task_id: str, *, tenant: str = "", owner: str = "") -> TaskEvents:
+        """The events of an existing task, to continue it outside `execute()`:
+        a webhook from another system, a job queue, a timer, hours later. They
+        are stored, streamed and pushed like a run's. Raises TaskNotFoundError
+        when (tenant, owner) has no such task."""
+        found = await self.store.get(Scope(tenant, owner), task_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        return self._actors.outside(Scope(tenant, owner), task_id, found.task.context_id)
+
+    # -- agent card --
+
+    async def get_extended_agent_card(
+        self, req: GetExtendedAgentCardRequest, ctx: CallContext
+    ) -> AgentCard:
+        self._preflight(ctx)
+        if not self.card.capabilities.extended_agent_card:
+            raise UnsupportedOperationError("this agent does not offer an extended agent card")
+        own = self.extended_card  # a fixed one given to the handler wins over the agent's
+        if own is None and self.executor.offers_extended_card:
+            own = await self.executor.extended_card(ctx)
+        if own is None:
+            raise ExtendedAgentCardNotConfiguredError()
+        return extended_view(self.card, own, ctx.denied_skills)

@@ -1,0 +1,248 @@
+"""ObservedService: what one binding's calls do, counted and traced.
+
+Each binding (gRPC, JSON-RPC, REST) calls the service through one of these,
+outside authentication and limits, so refusals count too. Per operation: a
+SERVER span continuing the caller's `traceparent` (method, binding, task and
+context ids, outcome, the A2A error reason), `a2a_requests_total` and
+`a2a_request_duration_seconds`. A stream's span stays open until the stream
+ends; it is current while the stream starts, so the agent's run (started
+there) is its child.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from google.protobuf.empty_pb2 import Empty
+from google.protobuf.message import Message
+from opentelemetry.trace import Span
+
+from a2a_grpc.context import CallContext
+from a2a_grpc.core.errors import public, wire_of
+from a2a_grpc.core.stream import EventStream, Numbered
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.observe import tracing
+from a2a_grpc.observe.metrics import Metrics
+
+SERVICE = "lf.a2a.v1.A2AService"
+R = TypeVar("R", bound=Message)
+T = TypeVar("T")
+
+
+def outcome_of(exc: BaseException) -> str:
+    """The A2A error reason a client is told (INTERNAL_ERROR for a bug), or
+    CANCELLED when the client went away."""
+    if isinstance(exc, asyncio.CancelledError):
+        return "CANCELLED"
+    return wire_of(public(exc)).reason
+
+
+def _ids(req: Message, resp: Message | None = None) -> dict[str, str]:
+    """The task and context ids a request or its answer names."""
+    out: dict[str, str] = {}
+    if isinstance(req, pb.SendMessageRequest):
+        task_id, context_id = req.message.task_id, req.message.context_id
+        if isinstance(resp, pb.SendMessageResponse):
+            if resp.HasField("task"):
+                task_id, context_id = resp.task.id, resp.task.context_id
+            elif resp.HasField("message"):
+                task_id = task_id or resp.message.task_id
+                context_id = context_id or resp.message.context_id
+    else:
+        task_id = getattr(req, "task_id", "") or getattr(req, "id", "")
+        context_id = ""
+    if task_id:
+        out["a2a.task_id"] = task_id
+    if context_id:
+        out["a2a.context_id"] = context_id
+    return out
+
+
+class ObservedService:
+    """`inner` as seen by `binding` ("grpc", "jsonrpc", "rest")."""
+
+    def __init__(self, inner: A2AService, binding: str, metrics: Metrics | None) -> None:
+        self.inner, self.binding, self.metrics = inner, binding, metrics
+        self._latency: dict[str, Any] = {}
+        self._counts: dict[tuple[str, str], Any] = {}
+
+    def _attributes(self, rpc: str, req: Message, ctx: CallContext) -> dict[str, Any]:
+        attrs: dict[str, Any] = {"rpc.system": "a2a", "rpc.service": SERVICE, "rpc.method": rpc,
+                                 "a2a.binding": self.binding, **_ids(req)}
+        if ctx.generation:
+            attrs["a2a.generation"] = ctx.generation
+        if ctx.tenant:
+            attrs["a2a.tenant"] = ctx.tenant
+        return attrs
+
+    def _span(self, rpc: str, req: Message, ctx: CallContext) -> Span | None:
+        if tracing.tracer() is None:
+            return None
+        return tracing.start(f"{SERVICE}/{rpc}", self._attributes(rpc, req, ctx),
+                             tracing.extract(ctx.metadata))
+
+    def _count(self, rpc: str, started: float, outcome: str) -> None:
+        m = self.metrics
+        if m is None:
+            return
+        latency = self._latency.get(rpc)
+        if latency is None:
+            latency = self._latency[rpc] = m.latency.labels(rpc, self.binding)
+        latency.observe(time.perf_counter() - started)
+        count = self._counts.get((rpc, outcome))
+        if count is None:
+            count = self._counts[(rpc, outcome)] = m.requests.labels(rpc, self.binding, outcome)
+        count.inc()
+
+    async def _called(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[T]],
+                      req: Any, ctx: CallContext) -> tuple[T, float, Span | None]:
+        """Await the call in its span (current meanwhile); a failure is counted
+        and ends the span. Returns the answer, when it started, and the span."""
+        started = time.perf_counter()
+        span = self._span(rpc, req, ctx)
+        try:
+            with tracing.current(span):
+                return await call(req, ctx), started, span
+        except BaseException as exc:
+            self._ended(rpc, started, span, exc)
+            raise
+
+    async def _unary(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[R]],
+                     req: Any, ctx: CallContext) -> R:
+        resp, started, span = await self._called(rpc, call, req, ctx)
+        if span is not None:
+            span.set_attributes(_ids(req, resp))
+        self._ended(rpc, started, span, None)
+        return resp
+
+    def _ended(self, rpc: str, started: float, span: Span | None,
+               exc: BaseException | None, end_span: bool = True) -> None:
+        outcome = "ok" if exc is None else outcome_of(exc)
+        self._count(rpc, started, outcome)
+        if span is not None:
+            span.set_attribute("a2a.outcome", outcome)
+            if exc is not None:
+                tracing.failed(span, outcome, public(exc).message)
+            if end_span or exc is not None:
+                span.end()
+
+    async def _stream(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[EventStream]],
+                      req: Any, ctx: CallContext) -> EventStream:
+        inner, started, span = await self._called(rpc, call, req, ctx)
+        self._ended(rpc, started, span, None, end_span=False)
+        if self.metrics is None and span is None:
+            return inner
+        source = _Watched(inner, span, self.metrics, rpc, self.binding)
+        return EventStream(source, numbered=inner.numbered, ready=inner.ready,
+                           announce=inner.announce)
+
+    # -- the operations --
+
+    async def send_message(self, req: pb.SendMessageRequest,
+                           ctx: CallContext) -> pb.SendMessageResponse:
+        return await self._unary("SendMessage", self.inner.send_message, req, ctx)
+
+    async def send_streaming_message(self, req: pb.SendMessageRequest,
+                                     ctx: CallContext) -> EventStream:
+        return await self._stream("SendStreamingMessage", self.inner.send_streaming_message,
+                                  req, ctx)
+
+    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
+        return await self._unary("GetTask", self.inner.get_task, req, ctx)
+
+    async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext) -> pb.ListTasksResponse:
+        return await self._unary("ListTasks", self.inner.list_tasks, req, ctx)
+
+    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
+        return await self._unary("CancelTask", self.inner.cancel_task, req, ctx)
+
+    async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest,
+                                ctx: CallContext) -> EventStream:
+        return await self._stream("SubscribeToTask", self.inner.subscribe_to_task, req, ctx)
+
+    async def create_task_push_notification_config(
+        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary("CreateTaskPushNotificationConfig",
+                                 self.inner.create_task_push_notification_config, req, ctx)
+
+    async def get_task_push_notification_config(
+        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> pb.TaskPushNotificationConfig:
+        return await self._unary("GetTaskPushNotificationConfig",
+                                 self.inner.get_task_push_notification_config, req, ctx)
+
+    async def list_task_push_notification_configs(
+        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        return await self._unary("ListTaskPushNotificationConfigs",
+                                 self.inner.list_task_push_notification_configs, req, ctx)
+
+    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
+                                      ctx: CallContext) -> pb.AgentCard:
+        return await self._unary("GetExtendedAgentCard", self.inner.get_extended_agent_card,
+                                 req, ctx)
+
+    async def delete_task_push_notification_config(
+        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        return await self._unary("DeleteTaskPushNotificationConfig",
+                                 self.inner.delete_task_push_notification_config, req, ctx)
+
+
+class _Watched:
+    """A stream's events passed through, counted; its span and open-streams
+    gauge end with it."""
+
+    __slots__ = ("_events", "_gauge", "_inner", "_labels", "_metrics", "_open", "_span")
+
+    def __init__(self, inner: EventStream, span: Span | None, metrics: Metrics | None,
+                 rpc: str, binding: str) -> None:
+        self._inner, self._span, self._metrics = inner, span, metrics
+        self._labels = (rpc, binding)
+        self._events = 0
+        self._open = True
+        self._gauge = None
+        if metrics is not None:
+            self._gauge = metrics.streams.labels(rpc, binding)
+            self._gauge.inc()
+
+    async def __anext__(self) -> Numbered:
+        inner = self._inner
+        try:
+            event = await inner.__anext__()
+        except StopAsyncIteration:
+            self._close(None)
+            raise
+        except BaseException as exc:
+            self._close(exc)
+            raise
+        if self._events == 0 and self._span is not None and event.HasField("task"):
+            self._span.set_attributes({"a2a.task_id": event.task.id,
+                                       "a2a.context_id": event.task.context_id})
+        self._events += 1
+        return inner.seq, event
+
+    async def aclose(self) -> None:
+        self._close(None)
+        await self._inner.aclose()
+
+    def _close(self, exc: BaseException | None) -> None:
+        if not self._open:
+            return
+        self._open = False
+        if self._metrics is not None and self._gauge is not None:
+            self._gauge.dec()
+            self._metrics.stream_events.labels(*self._labels).inc(self._events)
+        span = self._span
+        if span is not None:
+            span.set_attribute("a2a.stream.events", self._events)
+            if exc is not None:
+                outcome = outcome_of(exc)
+                span.set_attribute("a2a.stream.end", outcome)
+                tracing.failed(span, outcome, public(exc).message)
+            span.end()

@@ -1,0 +1,211 @@
+"""The inspector: a page at /inspector to look at an agent and talk to it.
+
+The page (static files in bridge/inspector/, no build step, nothing from a
+CDN) calls the agent through this server, with the A2A client of
+a2a_grpc.client, so it can use any binding, gRPC included, and another
+agent's URL needs no CORS from that agent:
+
+- POST /inspector/api/card {target, headers}: the target's agent card.
+- POST /inspector/api/call {target, binding, headers, method, params}: one
+  unary operation; answers {"result": ...} or {"error": {reason, message}}.
+- POST /inspector/api/stream (same body): a streaming operation as
+  Server-Sent Events, one StreamResponse (proto JSON) per `data:`, closed by
+  an `end` or an `error` event.
+
+`target` "" is this server. Other targets are reached only for a browser on
+this machine (loopback, not through a proxy), unless `remote_targets`:
+otherwise the page would let anyone who reaches it make this server call
+any address (SSRF).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.core.errors import WIRE, A2AError, wire_of
+from a2a_grpc.generated import a2a_pb2 as pb
+
+log = logging.getLogger("a2a_grpc.inspector")
+STATIC = Path(__file__).parent  # index.html, app.js, style.css beside this module
+FILES = {"app.js": "text/javascript", "style.css": "text/css"}
+LOOPBACK = frozenset({"127.0.0.1", "::1"})
+CLIENTS = 16  # clients kept open (per target, binding and headers)
+
+# method -> (its request message, the client's method, streams?)
+METHODS: dict[str, tuple[type[Message], str, bool]] = {
+    "SendMessage": (pb.SendMessageRequest, "send_message", False),
+    "SendStreamingMessage": (pb.SendMessageRequest, "send_streaming_message", True),
+    "GetTask": (pb.GetTaskRequest, "get_task", False),
+    "ListTasks": (pb.ListTasksRequest, "list_tasks", False),
+    "CancelTask": (pb.CancelTaskRequest, "cancel_task", False),
+    "SubscribeToTask": (pb.SubscribeToTaskRequest, "subscribe_to_task", True),
+    "ListTaskPushNotificationConfigs": (pb.ListTaskPushNotificationConfigsRequest,
+                                        "list_task_push_notification_configs", False),
+    "GetTaskPushNotificationConfig": (pb.GetTaskPushNotificationConfigRequest,
+                                      "get_task_push_notification_config", False),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    target: str
+    binding: str
+    headers: tuple[tuple[str, str], ...]
+    method: str
+    params: dict[str, Any]
+
+
+class Inspector:
+    def __init__(self, remote_targets: bool = False) -> None:
+        self.own_card: Callable[[], pb.AgentCard] = pb.AgentCard
+        self.remote_targets = remote_targets
+        self._clients: OrderedDict[tuple[str, str, tuple[tuple[str, str], ...]], A2AClient] = \
+            OrderedDict()
+
+    def routes(self, app: web.Application, own_card: Callable[[], pb.AgentCard]) -> None:
+        """Serve the page and its API on `app`, whose card `own_card` gives."""
+        self.own_card = own_card
+        app.router.add_get("/inspector", self.page)
+        app.router.add_get("/inspector/", self.page)
+        app.router.add_get("/inspector/{name}", self.static)
+        app.router.add_post("/inspector/api/card", self.card)
+        app.router.add_post("/inspector/api/call", self.call)
+        app.router.add_post("/inspector/api/stream", self.stream)
+        app.on_cleanup.append(self._close)
+
+    async def page(self, _: web.Request) -> web.Response:
+        return web.Response(body=(STATIC / "index.html").read_bytes(), content_type="text/html",
+                            headers={"Cache-Control": "no-cache"})
+
+    async def static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in FILES:
+            raise web.HTTPNotFound()
+        return web.Response(body=(STATIC / name).read_bytes(), content_type=FILES[name],
+                            headers={"Cache-Control": "no-cache"})
+
+    # -- the API the page calls --
+
+    async def card(self, request: web.Request) -> web.Response:
+        try:
+            call = await self._parse(request, need_method=False)
+            if not call.target:
+                card = self.own_card()
+            else:
+                card = (await self._client(call)).card
+        except web.HTTPException:
+            raise
+        except Exception as exc:
+            return web.json_response({"error": _error(exc)})
+        return web.json_response({"card": json_format.MessageToDict(card),
+                                  "signatures": len(card.signatures)})
+
+    async def call(self, request: web.Request) -> web.Response:
+        call = await self._parse(request)
+        cls, attr, streams = METHODS[call.method]
+        if streams:
+            raise web.HTTPBadRequest(text=f"{call.method} streams: use /inspector/api/stream")
+        req = _request(cls, call.params)  # bad params: 400, before any call
+        try:
+            client = await self._client(call)
+            result = await getattr(client, attr)(req)
+        except Exception as exc:
+            return web.json_response({"error": _error(exc)})
+        return web.json_response({"result": json_format.MessageToDict(result)})
+
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        call = await self._parse(request)
+        cls, attr, streams = METHODS[call.method]
+        if not streams:
+            raise web.HTTPBadRequest(text=f"{call.method} does not stream: use /inspector/api/call")
+        req = _request(cls, call.params)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                           "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        try:
+            client = await self._client(call)
+            async for event in getattr(client, attr)(req):
+                data = json.dumps(json_format.MessageToDict(event))
+                await resp.write(f"data: {data}\n\n".encode())
+            await resp.write(b"event: end\ndata: {}\n\n")
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+            pass  # the page went away
+        except Exception as exc:
+            await resp.write(f"event: error\ndata: {json.dumps(_error(exc))}\n\n".encode())
+        return resp
+
+    # -- parts --
+
+    async def _parse(self, request: web.Request, need_method: bool = True) -> Call:
+        try:
+            body = await request.json()
+            call = Call(str(body.get("target") or "").strip(),
+                        str(body.get("binding") or "JSONRPC"),
+                        tuple(sorted((str(k), str(v)) for k, v in
+                                     (body.get("headers") or {}).items())),
+                        str(body.get("method") or ""), dict(body.get("params") or {}))
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise web.HTTPBadRequest(text=f"not an inspector request: {exc}") from None
+        if need_method and call.method not in METHODS:
+            raise web.HTTPBadRequest(text=f"unknown method {call.method!r}")
+        if call.binding not in ("GRPC", "JSONRPC", "HTTP+JSON"):
+            raise web.HTTPBadRequest(text=f"unknown binding {call.binding!r}")
+        if call.target and not self.remote_targets and not _local(request):
+            raise web.HTTPForbidden(text="the inspector calls other agents only for a browser "
+                                         "on this machine (serve --inspector-remote-targets)")
+        return call
+
+    async def _client(self, call: Call) -> A2AClient:
+        key = (call.target, call.binding, call.headers)
+        client = self._clients.get(key)
+        if client is not None:
+            self._clients.move_to_end(key)
+            return client
+        options = ClientOptions(prefer=[call.binding], headers=dict(call.headers))
+        if call.target:
+            client = await A2AClient.connect(call.target, options)
+        else:
+            client = A2AClient.from_card(self.own_card(), options)
+        self._clients[key] = client
+        if len(self._clients) > CLIENTS:
+            await self._clients.popitem(last=False)[1].close()
+        return client
+
+    async def _close(self, _: web.Application) -> None:
+        while self._clients:
+            await self._clients.popitem()[1].close()
+
+
+def _local(request: web.Request) -> bool:
+    """A browser on this machine: a loopback peer that is not a proxy passing
+    on someone else's request (a reverse proxy on this host is loopback too)."""
+    forwarded = any(h in request.headers for h in ("Forwarded", "X-Forwarded-For",
+                                                    "X-Real-IP"))
+    return request.remote in LOOPBACK and not forwarded
+
+
+def _request(cls: type[Message], params: dict[str, Any]) -> Message:
+    try:
+        return json_format.ParseDict(params, cls())
+    except json_format.ParseError as exc:
+        raise web.HTTPBadRequest(text=f"bad params for {cls.__name__}: {exc}") from None
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    if isinstance(exc, A2AError):
+        reason = wire_of(exc).reason if type(exc) in WIRE else type(exc).__name__
+        return {"reason": reason, "message": exc.message}
+    log.warning("inspector call failed", exc_info=exc)
+    return {"reason": type(exc).__name__, "message": str(exc) or type(exc).__name__}
