@@ -17,8 +17,8 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
 from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
 from a2a_grpc.bridge.rest import RestEndpoints, answer_unmatched
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.observe.observed import ObservedService

@@ -24,6 +24,7 @@ from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
 from a2a_grpc.bridge.legacy.methods03 import LegacyMethod
 from a2a_grpc.bridge.legacy.routing import context_for, resolve
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import (
     A2AError,
     InvalidParamsError,
@@ -36,8 +37,7 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
-from a2a_grpc.handler.contract import A2AService
-from a2a_grpc.handler.methods import METHODS
+from a2a_grpc.core.methods import METHODS
 
 JSON_TYPE = "application/json"
 _NO_ID = object()

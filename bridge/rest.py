@@ -27,6 +27,7 @@ from google.rpc import code_pb2
 
 from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import (
     FieldViolation,
     InvalidParamsError,
@@ -35,8 +36,7 @@ from a2a_grpc.core.errors import (
     public,
     wire_of,
 )
-from a2a_grpc.handler.contract import A2AService
-from a2a_grpc.handler.methods import METHODS, Method, Route
+from a2a_grpc.core.methods import METHODS, Method, Route
 
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}

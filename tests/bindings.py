@@ -19,9 +19,9 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.core.methods import METHODS
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
-from a2a_grpc.handler.methods import METHODS
 from tests.grpc_errors import decode
 
 

@@ -14,11 +14,11 @@ from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.auth import AuthenticatedService, Gate
 from a2a_grpc.bridge import BridgeConfig, create_app
 from a2a_grpc.cards.card import card_for
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.grpc_edge.upstream import UpstreamService
-from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy

@@ -23,8 +23,8 @@ import asyncio
 from google.protobuf.struct_pb2 import Value
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.context import CallContext
 from a2a_grpc.core import states
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Part
 
 MAX_STREAM_CHUNKS = 10_000

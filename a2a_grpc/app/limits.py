@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from google.protobuf.empty_pb2 import Empty
 from prometheus_client import CollectorRegistry, Counter
 
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError
 from a2a_grpc.core.stream import EventStream, Numbered
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler.contract import A2AService
 
 MAX_BUCKETS = 100_000  # callers remembered by the rate limit (the least recent go first)
 

@@ -46,8 +46,8 @@ from a2a_grpc.cards.card import (
     public_card,
 )
 from a2a_grpc.cards.signing import sign as sign_card
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.grpc_edge.server import start_grpc
-from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics

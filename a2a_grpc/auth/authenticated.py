@@ -8,10 +8,10 @@ from __future__ import annotations
 from google.protobuf.empty_pb2 import Empty
 
 from a2a_grpc.auth.gate import Gate
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler.contract import A2AService
 
 
 class AuthenticatedService:

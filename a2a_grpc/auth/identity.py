@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext, Identity
 
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """`subject` owns the caller's tasks (tasks are scoped to it); `scheme` is
-    the card's name of the scheme that admitted it; `scopes` what it may do;
-    `claims` whatever the credential said (a JWT's claims, say)."""
-
-    subject: str
-    scheme: str
-    scopes: frozenset[str] = frozenset()
-    claims: Mapping[str, Any] = field(default_factory=dict)
+__all__ = ["Identity", "Verifier"]
 
 
 class Verifier(Protocol):

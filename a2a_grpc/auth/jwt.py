@@ -24,7 +24,7 @@ import aiohttp
 import jwt
 
 from a2a_grpc.auth.identity import Identity
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import UnauthenticatedError
 
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")

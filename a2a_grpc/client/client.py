@@ -41,8 +41,8 @@ from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import grpc_credentials, ssl_context
 from a2a_grpc.client.transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
-from a2a_grpc.context import CURRENT_VERSION
 from a2a_grpc.core import lifecycle
+from a2a_grpc.core.context import CURRENT_VERSION
 from a2a_grpc.core.errors import UnauthenticatedError, UnavailableError
 from a2a_grpc.core.stream import LAST_EVENT_ID, EventStream
 from a2a_grpc.generated import a2a_pb2 as pb

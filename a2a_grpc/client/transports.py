@@ -27,11 +27,11 @@ from a2a_grpc.client.errors import (
     from_jsonrpc,
 )
 from a2a_grpc.core.errors import A2AError, UnavailableError
+from a2a_grpc.core.methods import METHODS
 from a2a_grpc.core.stream import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.grpc_edge.upstream import error_of_call, grpc_numbers, read_events
-from a2a_grpc.handler.methods import METHODS
 
 Headers = Mapping[str, str]
 DROPPED = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError,

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from a2a_grpc.app.tls import TlsFiles
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.generated import a2a_pb2
 from a2a_grpc.grpc_edge.servicer import A2AServicer, add_to_server
-from a2a_grpc.handler.contract import A2AService
+from a2a_grpc.grpc_edge.servicer03 import SERVICE as V03_SERVICE
+from a2a_grpc.grpc_edge.servicer03 import add_v03_to_server
 from a2a_grpc.handler.request_handler import RequestHandler
-from a2a_grpc.legacy.servicer03 import SERVICE as V03_SERVICE
-from a2a_grpc.legacy.servicer03 import add_v03_to_server
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.observe.observed import ObservedService
 
@@ -24,6 +24,13 @@ SERVICE_NAME = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"].full_name
 
 
 SERVED = ("", SERVICE_NAME, V03_SERVICE.full_name)  # what gRPC health reports on
+
+
+class ServerTls(Protocol):
+    """What TLS is to the gRPC server (app.tls.TlsFiles is one): credentials
+    it asks for again at each handshake, so the files may be replaced."""
+
+    def grpc_credentials(self) -> Any: ...
 
 
 class PortInUseError(OSError):
@@ -49,7 +56,7 @@ class GrpcServer:
 
 
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
-                     service: A2AService | None = None, tls: TlsFiles | None = None,
+                     service: A2AService | None = None, tls: ServerTls | None = None,
                      metrics: Metrics | None = None, observed: bool = False) -> GrpcServer:
     """Start serving `handler` on host:port (0 picks a free port); `service`:
     what the calls go to when not the handler itself (the authenticator);

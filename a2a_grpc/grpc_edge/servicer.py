@@ -22,13 +22,13 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from grpc_status import rpc_status
 
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import A2AError, InternalError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
 from a2a_grpc.core.stream import FIRST_EVENT_ID, EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceServicer
-from a2a_grpc.handler.contract import A2AService
 
 log = logging.getLogger("a2a_grpc.servicer")
 

@@ -21,7 +21,7 @@ import grpc
 from google.protobuf.empty_pb2 import Empty
 from google.rpc import status_pb2
 
-from a2a_grpc.context import CURRENT_VERSION, CallContext
+from a2a_grpc.core.context import CURRENT_VERSION, CallContext
 from a2a_grpc.core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
 from a2a_grpc.core.rpc_status import error_of_status
 from a2a_grpc.core.stream import (

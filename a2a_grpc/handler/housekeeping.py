@@ -7,8 +7,8 @@ import time
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.bus import EventBus
-from a2a_grpc.context import CallContext
 from a2a_grpc.core import states
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
 from a2a_grpc.handler.follow import follow_task, open_tail

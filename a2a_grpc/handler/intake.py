@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor, RequestContext
-from a2a_grpc.context import CallContext
 from a2a_grpc.core import lifecycle, states
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
 from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.validate import require, validate

@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 from google.protobuf.empty_pb2 import Empty
 
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
-from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.card03 import card_out
 from a2a_grpc.legacy.versions import as_generation

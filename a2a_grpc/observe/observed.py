@@ -20,11 +20,11 @@ from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 from opentelemetry.trace import Span
 
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import public, wire_of
 from a2a_grpc.core.stream import EventStream, Numbered
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler.contract import A2AService
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
 

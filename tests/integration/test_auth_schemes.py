@@ -23,7 +23,7 @@ from a2a_grpc.auth.config import AuthOptions, configure
 from a2a_grpc.bridge import CARD
 from a2a_grpc.cards.card import Interface, card_for, public_card
 from a2a_grpc.client import A2AClient, ClientCredentialsGrant, ClientOptions
-from a2a_grpc.context import CallContext
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import PermissionDeniedError, UnauthenticatedError
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import CallFailed

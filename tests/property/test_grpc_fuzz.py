@@ -10,8 +10,8 @@ import grpc
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_grpc.core.methods import METHODS
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.handler.methods import METHODS
 from tests.conftest import StackFactory
 from tests.property.fuzzing import LEAKS, SETTINGS, one_stack
 

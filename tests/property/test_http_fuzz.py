@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_grpc.handler.methods import METHODS
+from a2a_grpc.core.methods import METHODS
 from tests.conftest import StackFactory
 from tests.property.fuzzing import LEAKS, SETTINGS, one_stack, still_answers
 

@@ -14,10 +14,10 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.grpc_edge.servicer import Ctx, abort, call_context, check_parsed, register
-from a2a_grpc.handler.contract import A2AService, python_name
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.service03 import V03Service
 

@@ -15,8 +15,8 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
+from a2a_grpc.core.contract import python_name
 from a2a_grpc.generated import a2a_pb2
-from a2a_grpc.handler.contract import python_name
 
 SERVICE = a2a_pb2.DESCRIPTOR.services_by_name["A2AService"]
 
