@@ -11,7 +11,7 @@
 - A new task is created lazily by the run's first event, with the user's
   message as its first history entry. So an agent that answers with a direct
   Message (or raises an A2AError before doing anything) leaves no task.
-- At most one run (`runs.Run`, one `execute()`) is active on a task; a
+- At most one run (`run.Run`, one `execute()`) is active on a task; a
   follow-up message that arrives meanwhile is recorded and queued, and runs
   next unless the active run takes it (see runs.py).
 - `registry.ActorRegistry` hands out actors, at most one per task.
@@ -26,15 +26,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from a2a_grpc.agent import TaskEvents
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import ids, lifecycle, states
 from a2a_grpc.core.errors import InvalidAgentResponseError
 from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Journal, Pending
-from a2a_grpc.execution.run import Outcome, Run
+from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
 from a2a_grpc.execution.turns import Sink, Turn
 from a2a_grpc.generated.a2a_pb2 import (
     Message,
@@ -48,8 +47,7 @@ from a2a_grpc.stores import COMMITTED, Scope, TaskFencedError, TaskStore
 
 log = logging.getLogger("a2a_grpc.runtime")
 
-__all__ = ["OnCreate", "Outcome", "Run", "TaskActor"]
-OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
+__all__ = ["OnCreate", "Outcome", "TaskActor"]
 
 
 class TaskActor:
@@ -70,8 +68,8 @@ class TaskActor:
         self.seq = seq
         self.epoch = epoch  # the task's epoch when it was read: what the store's fence checks
         self.fenced: TaskFencedError | None = None  # set once the fence refused a write
-        self.runs: set[Run] = set()  # at most one whose execute() has not returned
-        self.waiting: deque[Run] = deque()  # follow-ups recorded, not yet run or taken
+        self.runs: set[RunState] = set()  # at most one whose execute() has not returned
+        self.waiting: deque[RunState] = deque()  # follow-ups recorded, not yet run or taken
         self.users = 0
         self._store = store
         self._bus = bus
@@ -87,7 +85,7 @@ class TaskActor:
         copy.CopyFrom(self.task)
         return copy, self.seq
 
-    async def emit(self, event: StreamResponse, run: Run | None) -> bool:
+    async def emit(self, event: StreamResponse, run: RunState | None) -> bool:
         """Apply and store `event`; True when this waited (for the task's turn, or
         for the event's commit) and so gave the loop to others meanwhile."""
         turn = self._turn
@@ -136,7 +134,7 @@ class TaskActor:
             turn.leave()
         return waited
 
-    async def record(self, run: Run) -> None:
+    async def record(self, run: RunState) -> None:
         """Write a follow-up's message into the history now; it waits for a run."""
         turn = self._turn
         await turn.enter()
@@ -147,7 +145,7 @@ class TaskActor:
             turn.leave()
         run.mark_started()
 
-    def queue(self, run: Run) -> None:
+    def queue(self, run: RunState) -> None:
         self.waiting.append(run)
         if self._arrival is not None and not self._arrival.done():
             self._arrival.set_result(None)
@@ -164,7 +162,7 @@ class TaskActor:
         await self._journal.through(self.seq)  # after the task's events, not before
         await self._store.set_handed_off(self.scope, self.task_id, handed_off)
 
-    async def flush(self, run: Run) -> None:
+    async def flush(self, run: RunState) -> None:
         """Wait until every event so far is committed; raise the store's error
         if any of `run`'s could not be."""
         try:
@@ -183,10 +181,10 @@ class TaskActor:
         await self._journal.through(self.seq)
         return response
 
-    def sink(self, run: Run | None) -> Sink:
+    def sink(self, run: RunState | None) -> Sink:
         return Sink(self, run)
 
-    async def _reply(self, event: StreamResponse, run: Run | None) -> None:
+    async def _reply(self, event: StreamResponse, run: RunState | None) -> None:
         if run is None:
             raise InvalidAgentResponseError("only a run answering a new message can reply")
         lifecycle.apply(self.task, event)  # raises once there is a task
@@ -197,7 +195,7 @@ class TaskActor:
         run.mark_started()
         run.settle(SendMessageResponse(message=event.message))
 
-    async def _take_message(self, message: Message, run: Run) -> None:
+    async def _take_message(self, message: Message, run: RunState) -> None:
         """Record the user's message: create the task, or add to its history."""
         if self.task is not None:
             lifecycle.check_follow_up(self.task, message)  # e.g. final by now: refused
@@ -225,7 +223,7 @@ class TaskActor:
 
     async def _commit(
         self, task: Task, event: StreamResponse | None, message: Message | None = None,
-        undo: lifecycle.Undo | None = None, run: Run | None = None, wait: bool = True,
+        undo: lifecycle.Undo | None = None, run: RunState | None = None, wait: bool = True,
     ) -> bool:
         """Store `task` as of the next event; the journal publishes the event once
         it is committed. `undo`: the event was applied to the task in place

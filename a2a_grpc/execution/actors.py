@@ -14,14 +14,16 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import cast
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
 from a2a_grpc.core.errors import TaskNotFoundError
 from a2a_grpc.execution import run as runs
-from a2a_grpc.execution.actor import OnCreate, TaskActor
+from a2a_grpc.execution.actor import TaskActor
 from a2a_grpc.execution.run import Run
+from a2a_grpc.execution.run_state import OnCreate
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 from a2a_grpc.stores import Scope, TaskFencedError, TaskStore
 
@@ -133,7 +135,7 @@ class ActorRegistry:
         became final meanwhile is answered with the task (its message is in
         the history); it does not run."""
         while actor.waiting and not actor.runs:
-            run = actor.waiting.popleft()
+            run = cast(Run, actor.waiting.popleft())  # the registry queues Runs only
             task = actor.task
             if actor.fenced is not None:
                 run.settle(actor.fenced)  # the task is another replica's now

@@ -30,7 +30,7 @@ from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
 
 if TYPE_CHECKING:
-    from a2a_grpc.execution.run import Run
+    from a2a_grpc.execution.run_state import RunState
 
 log = logging.getLogger("a2a_grpc.runtime")
 
@@ -45,7 +45,7 @@ class Pending(NamedTuple):
     written: Awaitable[None]  # the store's append
     undo: Callable[[], None] | None  # an event applied in place: how to take it back
     before: Task | None  # a whole new task (undo None): the one it replaced
-    run: Run | None
+    run: RunState | None
     message: Message | None  # the user's message this write records
 
 

@@ -22,25 +22,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from a2a_grpc.agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from a2a_grpc.core import states
 from a2a_grpc.core.errors import A2AError, InvalidAgentResponseError, public
-from a2a_grpc.generated.a2a_pb2 import Message, SendMessageResponse, StreamResponse, Task
+from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
+from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
 from a2a_grpc.observe import tracing
 from a2a_grpc.stores import MessageTakenError, TaskFencedError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
-
     from a2a_grpc.execution.actor import TaskActor
 
-    OnCreate = Callable[[Task], Coroutine[Any, Any, None]]
-
 log = logging.getLogger("a2a_grpc.runtime")
-
-Outcome = SendMessageResponse | BaseException
 STOPPED = "The agent stopped without finishing the task."
 FAILED = "The agent failed while handling this message."
 
@@ -64,7 +59,7 @@ class Run:
         self.first_seq = 0  # sequence number of this run's first event
         self.lost: BaseException | None = None  # events of this run the store refused
         # Follow-ups this run took from the queue: their callers settle with it.
-        self.followers: list[Run] = []
+        self.followers: list[RunState] = []
         loop = asyncio.get_running_loop()
         self.started: asyncio.Future[BaseException | None] = loop.create_future()
         self.settled: asyncio.Future[Outcome] = loop.create_future()
@@ -183,7 +178,7 @@ class _Inbox(FollowUps):
 
     __slots__ = ("_actor", "_followers")
 
-    def __init__(self, actor: TaskActor, followers: list[Run]) -> None:
+    def __init__(self, actor: TaskActor, followers: list[RunState]) -> None:
         self._actor, self._followers = actor, followers
 
     def take(self) -> Message | None:

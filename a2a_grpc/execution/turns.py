@@ -14,13 +14,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 if TYPE_CHECKING:
-    from a2a_grpc.execution.actor import TaskActor
-    from a2a_grpc.execution.run import Run
+    from a2a_grpc.execution.run_state import RunState
 
 
 class Turn:
@@ -103,12 +102,20 @@ def hold_starting() -> Callable[[], None]:
     return release
 
 
+class Writer(Protocol):
+    """The task's actor, as a sink sees it."""
+
+    async def emit(self, event: StreamResponse, run: RunState | None) -> bool: ...
+
+    def watched(self) -> bool: ...
+
+
 class Sink:
     """Where a run's (or an outside writer's) TaskEvents go."""
 
     __slots__ = ("_actor", "_count", "_run", "_since")
 
-    def __init__(self, actor: TaskActor, run: Run | None) -> None:
+    def __init__(self, actor: Writer, run: RunState | None) -> None:
         self._actor, self._run = actor, run
         self._count = 0
         self._since = time.perf_counter()  # when this sink last gave the loop back

@@ -12,8 +12,9 @@ from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
 from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.validate import require, validate
-from a2a_grpc.execution.actor import OnCreate, Run
 from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.execution.run import Run
+from a2a_grpc.execution.run_state import OnCreate
 from a2a_grpc.generated.a2a_pb2 import Message, SendMessageRequest, Task
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded, SentMessages
 from a2a_grpc.push.configs import PushConfigs

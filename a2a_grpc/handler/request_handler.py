@@ -27,8 +27,8 @@ from a2a_grpc.core.errors import (
 )
 from a2a_grpc.core.validate import validate
 from a2a_grpc.execution import run as runs
-from a2a_grpc.execution.actor import Run
 from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.execution.run import Run
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,

@@ -13,7 +13,7 @@ from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import UnsupportedOperationError
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.core.validate import validate
-from a2a_grpc.execution.actor import Run
+from a2a_grpc.execution.run import Run
 from a2a_grpc.execution.turns import hold_starting
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,

@@ -25,11 +25,18 @@ from typing import Any
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.ids import nanos_of
 from a2a_grpc.core.listing import TaskQuery
-from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
-from a2a_grpc.stores.base import Claim, MessageTakenError, Scope, StoredTask, StoreUnavailableError
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
+from a2a_grpc.stores.base import (
+    Claim,
+    Delivery,
+    MessageTakenError,
+    Scope,
+    StoredTask,
+    StoreUnavailableError,
+)
 from a2a_grpc.stores.fence import Fence, refusal
 from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
-from a2a_grpc.stores.sql_push import SqlPushQueries
+from a2a_grpc.stores.sql_push import SqlPush
 from a2a_grpc.stores.sql_schema import migrate
 from a2a_grpc.stores.writes import (
     TERMINAL,
@@ -54,7 +61,7 @@ GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.epoch, t.owner FROM a2a_task
             "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
             "WHERE t.tenant = ? AND t.id = ?")
 
-class SqlTaskStore(SqlPushQueries):
+class SqlTaskStore:
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
 
     dialect = "sqlite"
@@ -86,6 +93,7 @@ class SqlTaskStore(SqlPushQueries):
         self.lease = (holder, int(seconds * 1e9))
 
     def _init_writes(self, snapshot_bytes: int) -> None:
+        self._push = SqlPush(self._guarded, self._query, self.dialect)
         self._policy = SnapshotPolicy(snapshot_bytes)
         self._group = GroupCommit(
             lambda batch, riders: timed(self.timings, "commit", self._commit_batch(batch, riders)),
@@ -328,3 +336,43 @@ class SqlTaskStore(SqlPushQueries):
         while (gone := await self._guarded(work, "purging old tasks")) > 0:
             total += gone
         return total
+
+    # -- push configs and the outbox (sql_push.py) --
+
+    async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
+                               payload: str = "") -> None:
+        await self._push.save_push_config(scope, config, payload)
+
+    async def get_push_config(self, scope: Scope, task_id: str,
+                              config_id: str) -> TaskPushNotificationConfig | None:
+        return await self._push.get_push_config(scope, task_id, config_id)
+
+    async def get_push_target(self, scope: Scope, task_id: str, config_id: str
+                              ) -> tuple[TaskPushNotificationConfig, str] | None:
+        return await self._push.get_push_target(scope, task_id, config_id)
+
+    async def list_push_configs(self, scope: Scope,
+                                task_id: str) -> list[TaskPushNotificationConfig]:
+        return await self._push.list_push_configs(scope, task_id)
+
+    async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
+        await self._push.delete_push_config(scope, task_id, config_id)
+
+    async def due_deliveries(self, now_ns: int, limit: int,
+                             claim_until_ns: int | None = None) -> list[Delivery]:
+        return await self._push.due_deliveries(now_ns, limit, claim_until_ns)
+
+    async def next_due(self) -> int | None:
+        return await self._push.next_due()
+
+    async def delivered(self, delivery_id: int) -> None:
+        await self._push.delivered(delivery_id)
+
+    async def reschedule(self, delivery_id: int, attempts: int, next_ns: int, error: str) -> None:
+        await self._push.reschedule(delivery_id, attempts, next_ns, error)
+
+    async def dead_letter(self, delivery_id: int, attempts: int, error: str) -> None:
+        await self._push.dead_letter(delivery_id, attempts, error)
+
+    async def dead_letters(self, limit: int = 100) -> list[Delivery]:
+        return await self._push.dead_letters(limit)

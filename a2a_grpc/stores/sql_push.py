@@ -1,28 +1,27 @@
 """The push notification part of the SQL stores: configs and the outbox of
-deliveries (queued by `SqlTaskStore.append` in the event's transaction)."""
+deliveries (queued by `SqlTaskStore.append` in the event's transaction).
+`SqlPush` is held by the store, which gives it how statements run."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
 from a2a_grpc.stores.base import Delivery, Scope
+from a2a_grpc.stores.sql_batch import Row, Tx
 
-if TYPE_CHECKING:
-    from a2a_grpc.stores.sql import Row, Tx
+# How the store runs statements: a unit of work in one transaction (`doing`
+# names it in errors), and a read.
+Write = Callable[[Callable[[Tx], Awaitable[Any]], str], Awaitable[Any]]
+Read = Callable[..., Awaitable[list[Row]]]  # (doing, sql, *args)
 
 
-class SqlPushQueries:
-    """Mixed into SqlTaskStore, which supplies how statements run."""
+class SqlPush:
+    """Push configs and the outbox, in the store's database."""
 
-    dialect: str
-
-    async def _guarded(self, work: Callable[[Tx], Awaitable[Any]], doing: str) -> Any:
-        raise NotImplementedError
-
-    async def _query(self, doing: str, sql: str, *args: Any) -> list[Row]:
-        raise NotImplementedError
+    def __init__(self, write: Write, read: Read, dialect: str) -> None:
+        self._guarded, self._query, self.dialect = write, read, dialect
 
     # -- push notification configs --
 
