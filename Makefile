@@ -38,9 +38,12 @@ browser:
 	command -v chromium >/dev/null || (apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# ruff reads bridge/ where it is (it does not follow the package's links);
+# mypy and the import rules read it as a2a_grpc.bridge.
 lint: $(STAMP)
 	$(PY) -m ruff check a2a_grpc bridge tests examples benchmarks tools
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 # Compile proto/ (1.0, and 0.3 for older clients) into generated/ (with .pyi
 # stubs), which the package holds as a2a_grpc/generated (a link to it).
