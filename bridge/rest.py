@@ -158,7 +158,7 @@ def answer_unmatched(app: web.Application) -> None:
     body like every error. Call it once every other route is added.
 
     A route of its own rather than a middleware: a middleware wraps every call
-    in two more coroutines, about 10 µs of a SendMessage (A/B on the wire).
+    in two more coroutines (docs/benchmarks.md: their cost on a SendMessage).
     aiohttp tries it last (the root of its index, added last), so it only
     sees requests no other route matched; which verbs the path does take is
     asked of the other routes then, as aiohttp would have.

@@ -74,7 +74,7 @@ def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
 def freeze_startup() -> None:
     """What start-up made (modules, descriptors, the app) lives as long as the
     process: moved out of the collector's sight, so that full collections walk
-    only what calls create (they were 1% of a SendMessage run's CPU). Start-up's
+    only what calls create (a measured cost: docs/benchmarks.md). Start-up's
     garbage is collected first, not frozen with it."""
     gc.collect()
     gc.freeze()

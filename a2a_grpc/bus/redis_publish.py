@@ -2,8 +2,8 @@
 
 `publish` queues the event and returns; one flusher sends what has queued
 as one pipeline (one round trip for a whole burst, in publication order),
-then the next. Measured with `make bench --only bus`: a round trip per event
-held `stream 100` to 13% of the in-process bus. Each stream's expiry is set
+then the next: a round trip per event held streams to a fraction of the
+in-process bus (docs/benchmarks.md, `make bench --only bus`). Each stream's expiry is set
 once a pipeline. What did not reach Redis ends the local streams of its task
 (`lost`), and the subscribers on other replicas see the gap it leaves.
 """

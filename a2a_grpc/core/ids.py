@@ -5,10 +5,8 @@
 randomness drawn for many ids at once). `sorted_id()` is a version 7 UUID
 (RFC 9562: the millisecond, then 74 random bits), for task and context ids:
 ids made close in time sort close together, so the stores' indexes on them
-take a new task on a page they just wrote instead of a random one. Measured
-on SQLite with the demo agent, 32 concurrent sends: random ids touched
-about 15 pages of the write-ahead log per task, and its commits were the
-store's largest cost.
+take a new task on a page they just wrote instead of a random one (random
+ids made the write-ahead log the store's largest cost: docs/benchmarks.md).
 `now()` is the current time as a Timestamp, without the datetime round trip
 of `Timestamp.GetCurrentTime()`; `nanos_of(ts)` is its inverse in integers.
 """

@@ -10,8 +10,8 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
   stored. `update(task, event)` is the same for a task that exists, without
   the Step tuple (the runtime's path on every event). `apply(None, event)` is
   a task's first event: a Task creates it (SUBMITTED unless it says
-  otherwise; the new task is the event's own Task, not a copy: measured, a
-  copy doubled the cost of making a task); a direct Message is an answer that
+  otherwise; the new task is the event's own Task, not a copy, which would
+  cost as much as making the task); a direct Message is an answer that
   creates no task, and it must be the only one (§3.1.1): once a task exists,
   a Message event is refused. Anything else cannot come first.
 - `route_follow_up(task, message, running=...)` is §3.4.3 / §3.3.3 for a

@@ -66,7 +66,7 @@ class Run:
         self.aio_task: asyncio.Task[None] | None = None  # None until it runs
         if context is not None:
             # The inbox gets the followers list, not the run: a run <-> inbox cycle
-            # would leave every run to the cyclic GC (measured: ~10% of a send).
+            # would leave every run to the cyclic GC (docs/benchmarks.md: its cost).
             context.follow_ups = _Inbox(actor, self.followers)
 
     def mark_started(self, error: BaseException | None = None) -> None:

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 class Turn:
     """The actor's mutex: FIFO, like asyncio.Lock, but an uncontended `enter`
-    is an attribute test instead of two coroutine calls (about 1 µs, paid on
-    every event). `leave` hands the turn straight to the first waiter, so no
+    is an attribute test instead of two coroutine calls (paid on every
+    event). `leave` hands the turn straight to the first waiter, so no
     newcomer can overtake those already waiting."""
 
     __slots__ = ("_waiters", "held")
@@ -71,8 +71,7 @@ QUANTUM_S = 0.00025
 # While a streaming call waits for its first event, the quantum is 0: busy agents
 # yield at each event, so the loop turns a new stream still needs (its run's start,
 # its first event reaching the transport) don't each wait behind every other
-# agent's quantum. Measured with 4 streams of 100 events: the first SSE event came
-# 40% sooner, the first gRPC message 13%, events/s unchanged within noise. A call
+# agent's quantum (docs/benchmarks.md has what it changed). A call
 # counts as starting until its transport asks for the second event, so after the
 # first was written (see EventStream). One count per thread, so per event loop:
 # every call on the loop shares it.

@@ -1,5 +1,6 @@
-"""RequestHandler's duties as one server among others, beside the A2A
-operations: crash recovery, retention, and what other replicas ask of it."""
+"""The handler's duties as one server among others, beside the A2A
+operations, a part it holds: crash recovery, retention, what other replicas
+ask of it, and following a task another replica runs."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.execution.actors import ActorRegistry
-from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse, Task
+from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse
+from a2a_grpc.handler.access import Access
 from a2a_grpc.handler.follow import follow_task, open_tail
 from a2a_grpc.handler.idempotency import Forwarded
 from a2a_grpc.handler.intake import Intake
@@ -21,17 +23,12 @@ RESTARTED = "The server restarted while this task was running; send the request 
 ORPHANED = "The replica running this task stopped; send the request again."
 
 
-class ServerDuties:
-    """Mixed into RequestHandler, which supplies the parts."""
-
-    executor: AgentExecutor
-    store: TaskStore
-    bus: EventBus
-    _actors: ActorRegistry
-    _intake: Intake
-
-    async def _get(self, scope: Scope, task_id: str) -> Task:
-        raise NotImplementedError
+class Housekeeping:
+    def __init__(self, access: Access, executor: AgentExecutor, bus: EventBus,
+                 actors: ActorRegistry, intake: Intake) -> None:
+        self._access, self.executor, self.bus = access, executor, bus
+        self.store: TaskStore = access.store
+        self._actors, self._intake = actors, intake
 
     def observe(self, metrics: Metrics) -> None:
         """Report to `metrics`: store timings, events published, the streams'
@@ -76,7 +73,7 @@ class ServerDuties:
         cutoff = time.time_ns() - int(max_age_s * 1e9)
         return await self.store.purge(cutoff)
 
-    async def _settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
+    async def settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
                                  ) -> SendMessageResponse:
         """A task another replica runs: as it stands, or (unless `immediately`)
         once an event settles it, as a send on that replica would answer."""
@@ -87,4 +84,4 @@ class ServerDuties:
             else:
                 async for _ in follow_task(tail, None):
                     pass  # until an event settles it
-        return SendMessageResponse(task=await self._get(scope, task_id))
+        return SendMessageResponse(task=await self._access.task(scope, task_id))

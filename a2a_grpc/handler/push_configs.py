@@ -1,5 +1,5 @@
-"""The four push notification config operations of RequestHandler (spec
-§3.5.x): checks, then PushConfigs (delivery is the push sender's job)."""
+"""The four push notification config operations (spec §3.5.x), a part the
+handler holds: checks, then PushConfigs (delivery is the push sender's job)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from a2a_grpc.generated.a2a_pb2 import (
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
-    Task,
     TaskPushNotificationConfig,
 )
+from a2a_grpc.handler.access import Access
 from a2a_grpc.push.configs import PushConfigs
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.stores import Scope
@@ -28,32 +28,18 @@ PushRequest = (
 
 
 class PushConfigCalls:
-    """Mixed into RequestHandler, which supplies the checks and the configs."""
-
-    push_policy: PushPolicy
-    _configs: PushConfigs
-
-    def _preflight(self, ctx: CallContext) -> None:
-        raise NotImplementedError
-
-    def _require_push(self) -> None:
-        raise NotImplementedError
-
-    @staticmethod
-    def _scope(tenant: str, ctx: CallContext) -> Scope:
-        raise NotImplementedError
-
-    async def _get(self, scope: Scope, task_id: str) -> Task:
-        raise NotImplementedError
+    def __init__(self, access: Access, configs: PushConfigs, policy: PushPolicy) -> None:
+        self._access, self._configs, self.push_policy = access, configs, policy
 
     async def _push_task(self, req: PushRequest, task_id: str, ctx: CallContext) -> Scope:
         """Common checks of the four config operations; returns the task's scope."""
-        self._preflight(ctx)
-        self._require_push()
+        access = self._access
+        access.preflight(ctx)
+        access.require_push()
         validate(req)
         require(bool(task_id), "taskId", "is required")
-        scope = self._scope(req.tenant, ctx)
-        await self._get(scope, task_id)  # TaskNotFound for a task the caller can't see
+        scope = access.scope(req.tenant, ctx)
+        await access.task(scope, task_id)  # TaskNotFound for a task the caller can't see
         return scope
 
     async def create_task_push_notification_config(

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable
 
+from google.protobuf.empty_pb2 import Empty
+
 from a2a_grpc.agent import AgentExecutor, TaskEvents
 from a2a_grpc.bus import EventBus, LocalEventBus
 from a2a_grpc.cards.card import extended_view
@@ -20,11 +22,11 @@ from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import (
     ExtendedAgentCardNotConfiguredError,
-    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from a2a_grpc.core.stream import EventStream
 from a2a_grpc.core.validate import validate
 from a2a_grpc.execution import run as runs
 from a2a_grpc.execution.actors import ActorRegistry
@@ -32,27 +34,44 @@ from a2a_grpc.execution.run import Run
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
     GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
     SendMessageRequest,
     SendMessageResponse,
+    SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
 )
-from a2a_grpc.handler.housekeeping import ServerDuties
+from a2a_grpc.handler.access import Access
+from a2a_grpc.handler.housekeeping import RESTARTED, Housekeeping
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.intake import Intake
-from a2a_grpc.handler.parameters import ServiceParameters
 from a2a_grpc.handler.push_configs import PushConfigCalls
 from a2a_grpc.handler.streaming import StreamCalls
+from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.configs import PushConfigs
 from a2a_grpc.push.policy import PushPolicy
-from a2a_grpc.stores import MemoryTaskStore, MessageTakenError, Scope, TaskFencedError, TaskStore
+from a2a_grpc.stores import (
+    Claim,
+    MemoryTaskStore,
+    MessageTakenError,
+    Scope,
+    TaskFencedError,
+    TaskStore,
+)
 
 
-class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
-    """The A2A service over an agent, a task store and an event bus."""
+class RequestHandler:
+    """The A2A service over an agent, a task store and an event bus. It holds its
+    parts and calls them: the checks every operation makes (`Access`), the
+    streaming operations, the push config operations, and the housekeeping of
+    a server among replicas."""
 
     def __init__(
         self,
@@ -79,10 +98,14 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
         self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
                                      if card.capabilities.push_notifications else None)
         self._actors.wait_creation = replicated  # other replicas share the store
-        self._parameters = ServiceParameters(card)
+        self._access = Access(card, self.store)
         self._configs = PushConfigs(self.store)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
                               self.push_policy, max_parts, interrupted_only)
+        self._streams = StreamCalls(self._access, self.bus, self.store, self._start)
+        self._push = PushConfigCalls(self._access, self._configs, self.push_policy)
+        self.housekeeping = Housekeeping(self._access, executor, self.bus, self._actors,
+                                         self._intake)
         if replicated:
             async def forward(req: SendMessageRequest, scope: Scope, task_id: str) -> bool:
                 return await self.bus.ask("message", scope, task_id, req.SerializeToString())
@@ -96,7 +119,7 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
     def _wake_sender(self) -> None:
         """After a commit's events are published: wake the sender if that (or an
         earlier) commit queued deliveries. Waking it after every commit cost a
-        query of the outbox each time: 7% of SendMessage c=32 on SQLite."""
+        query of the outbox each time (docs/benchmarks.md)."""
         if self._push_wake is not None and self.store.take_queued():
             self._push_wake()
 
@@ -113,60 +136,39 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()
 
-    # -- service parameters and capabilities (spec §3.2.6, §3.3.4, §3.6) --
-
-    def _preflight(self, ctx: CallContext) -> None:
-        self._parameters.check(ctx)
-
-    def _require_streaming(self) -> None:
-        if not self.card.capabilities.streaming:
-            raise UnsupportedOperationError("this agent does not support streaming")
-
-    def _require_push(self) -> None:
-        if not self.card.capabilities.push_notifications:
-            raise PushNotificationNotSupportedError(
-                "this agent does not support push notifications"
-            )
-
-    @staticmethod
-    def _scope(tenant: str, ctx: CallContext) -> Scope:
-        return Scope(tenant or ctx.tenant, ctx.user)
-
     # -- SendMessage / SendStreamingMessage --
 
     async def _start(
         self, req: SendMessageRequest, ctx: CallContext,
         before: Callable[[str], Awaitable[None]] | None = None,
     ) -> Run | Duplicate | Forwarded:
-        self._preflight(ctx)
+        self._access.preflight(ctx)
         if req.configuration.HasField("task_push_notification_config"):
-            self._require_push()
-        return await self._intake.start(req, ctx, self._scope(req.tenant, ctx), before)
+            self._access.require_push()
+        return await self._intake.start(req, ctx, self._access.scope(req.tenant, ctx), before)
 
     async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
         started = await self._start(req, ctx)
+        scope = self._access.scope(req.tenant, ctx)
+        elsewhere = self.housekeeping.settled_elsewhere  # another replica runs the task
+        outcome: SendMessageResponse | BaseException
         if isinstance(started, Forwarded):
-            outcome: SendMessageResponse | BaseException = await self._settled_elsewhere(
-                self._scope(req.tenant, ctx), started.task_id,
-                req.configuration.return_immediately)
+            outcome = await elsewhere(scope, started.task_id,
+                                      req.configuration.return_immediately)
         elif isinstance(started, Duplicate) and started.run is None:
             assert started.task_id is not None
-            task = await self._get(self._scope(req.tenant, ctx), started.task_id)
-            outcome = SendMessageResponse(task=task)
+            outcome = SendMessageResponse(task=await self._access.task(scope, started.task_id))
         else:
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
             outcome = await self._await_run(run, req.configuration.return_immediately)
         if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
-            scope = self._scope(req.tenant, ctx)
             taken = await self.store.task_for_message(scope, req.message.message_id)
             if taken is not None:
-                outcome = await self._settled_elsewhere(scope, taken,
-                                                        req.configuration.return_immediately)
+                outcome = await elsewhere(scope, taken, req.configuration.return_immediately)
         elif isinstance(outcome, TaskFencedError):  # another replica took the task over
-            outcome = await self._settled_elsewhere(self._scope(req.tenant, ctx),
-                                                    outcome.task_id,
-                                                    req.configuration.return_immediately)
+            outcome = await elsewhere(scope, outcome.task_id,
+                                      req.configuration.return_immediately)
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):
@@ -193,22 +195,16 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
     # -- tasks --
 
     async def get_task(self, req: GetTaskRequest, ctx: CallContext) -> Task:
-        self._preflight(ctx)
+        self._access.preflight(ctx)
         validate(req)
         limit = lifecycle.history_length_of(req)
-        task = await self._get(self._scope(req.tenant, ctx), req.id)
+        task = await self._access.task(self._access.scope(req.tenant, ctx), req.id)
         return lifecycle.trim_history(task, limit)
 
-    async def _get(self, scope: Scope, task_id: str) -> Task:
-        found = await self.store.get(scope, task_id)
-        if found is None:
-            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
-        return found.task
-
     async def list_tasks(self, req: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
-        self._preflight(ctx)
+        self._access.preflight(ctx)
         validate(req)
-        scope = self._scope(req.tenant, ctx)
+        scope = self._access.scope(req.tenant, ctx)
         query = listing.query_of(req, ctx.user)
         query = dataclasses.replace(query, tenant=scope.tenant)
         probe = dataclasses.replace(query, page_size=query.page_size + 1)
@@ -225,9 +221,9 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
         )
 
     async def cancel_task(self, req: CancelTaskRequest, ctx: CallContext) -> Task:
-        self._preflight(ctx)
+        self._access.preflight(ctx)
         validate(req)
-        async with self._actors.loaded(self._scope(req.tenant, ctx), req.id) as actor:
+        async with self._actors.loaded(self._access.scope(req.tenant, ctx), req.id) as actor:
             snap = actor.snapshot()
             assert snap is not None
             state = snap[0].status.state
@@ -242,7 +238,7 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
                 assert final is not None
                 return final[0]
         # Another replica runs it, and canceled it: the store has it as it ended.
-        return await self._get(self._scope(req.tenant, ctx), req.id)
+        return await self._access.task(self._access.scope(req.tenant, ctx), req.id)
 
     async def task_events(self, task_id: str, *, tenant: str = "", owner: str = "") -> TaskEvents:
         """The events of an existing task, to continue it outside `execute()`:
@@ -259,7 +255,7 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
     async def get_extended_agent_card(
         self, req: GetExtendedAgentCardRequest, ctx: CallContext
     ) -> AgentCard:
-        self._preflight(ctx)
+        self._access.preflight(ctx)
         if not self.card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("this agent does not offer an extended agent card")
         own = self.extended_card  # a fixed one given to the handler wins over the agent's
@@ -268,3 +264,48 @@ class RequestHandler(StreamCalls, ServerDuties, PushConfigCalls):
         if own is None:
             raise ExtendedAgentCardNotConfiguredError()
         return extended_view(self.card, own, ctx.denied_skills)
+
+    # -- the parts' operations --
+
+    async def send_streaming_message(self, req: SendMessageRequest,
+                                     ctx: CallContext) -> EventStream:
+        return await self._streams.send_streaming_message(req, ctx)
+
+    async def subscribe_to_task(self, req: SubscribeToTaskRequest,
+                                ctx: CallContext) -> EventStream:
+        return await self._streams.subscribe_to_task(req, ctx)
+
+    async def create_task_push_notification_config(
+        self, req: TaskPushNotificationConfig, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        return await self._push.create_task_push_notification_config(req, ctx)
+
+    async def get_task_push_notification_config(
+        self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> TaskPushNotificationConfig:
+        return await self._push.get_task_push_notification_config(req, ctx)
+
+    async def list_task_push_notification_configs(
+        self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
+    ) -> ListTaskPushNotificationConfigsResponse:
+        return await self._push.list_task_push_notification_configs(req, ctx)
+
+    async def delete_task_push_notification_config(
+        self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
+    ) -> Empty:
+        return await self._push.delete_task_push_notification_config(req, ctx)
+
+    # -- as one server among others (housekeeping.py) --
+
+    def observe(self, metrics: Metrics) -> None:
+        self.housekeeping.observe(metrics)
+
+    async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
+        return await self.housekeeping.recover(claim, why)
+
+    async def on_control(self, kind: str, scope: tuple[str, str], task_id: str,
+                         body: bytes) -> bool:
+        return await self.housekeeping.on_control(kind, scope, task_id, body)
+
+    async def purge(self, max_age_s: float) -> int:
+        return await self.housekeeping.purge(max_age_s)

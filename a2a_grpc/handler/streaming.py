@@ -1,6 +1,6 @@
-"""RequestHandler's streaming operations: SendStreamingMessage and
+"""The streaming operations, a part the handler holds: SendStreamingMessage and
 SubscribeToTask (and a retried stream's answer). Every error a client can
-cause is raised before the stream is returned (see handler.py)."""
+cause is raised before the stream is returned (see request_handler.py)."""
 
 from __future__ import annotations
 
@@ -16,44 +16,30 @@ from a2a_grpc.core.validate import validate
 from a2a_grpc.execution.run import Run
 from a2a_grpc.execution.turns import hold_starting
 from a2a_grpc.generated.a2a_pb2 import (
-    AgentCard,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
 )
+from a2a_grpc.handler.access import Access
 from a2a_grpc.handler.follow import Follow, follow_task, one, open_tail, ready
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.parameters import announces, last_event_id
 from a2a_grpc.stores import Scope, TaskFencedError, TaskStore
 
+# Starts (or finds) the run a message goes to; `before(task_id)` is awaited
+# once the task id is known, before the run's first event (intake.Intake.start).
+Start = Callable[[SendMessageRequest, CallContext, Callable[[str], Awaitable[None]] | None],
+                 Awaitable["Run | Duplicate | Forwarded"]]
+
 
 class StreamCalls:
-    """Mixed into RequestHandler, which supplies the parts."""
-
-    card: AgentCard
-    bus: EventBus
-    store: TaskStore
-
-    def _preflight(self, ctx: CallContext) -> None:
-        raise NotImplementedError
-
-    def _require_streaming(self) -> None:
-        raise NotImplementedError
-
-    @staticmethod
-    def _scope(tenant: str, ctx: CallContext) -> Scope:
-        raise NotImplementedError
-
-    async def _start(
-        self, req: SendMessageRequest, ctx: CallContext,
-        before: Callable[[str], Awaitable[None]] | None = None,
-    ) -> Run | Duplicate | Forwarded:
-        raise NotImplementedError
+    def __init__(self, access: Access, bus: EventBus, store: TaskStore, start: Start) -> None:
+        self._access, self.bus, self.store, self._start = access, bus, store, start
 
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext
     ) -> EventStream:
-        self._require_streaming()
+        self._access.require_streaming()
         stack = AsyncExitStack()
         subs: list[Subscription] = []
 
@@ -69,7 +55,7 @@ class StreamCalls:
             if isinstance(started, Duplicate):
                 release()
                 await stack.aclose()
-                stream = await self._duplicate_stream(started, self._scope(req.tenant, ctx))
+                stream = await self._duplicate_stream(started, self._access.scope(req.tenant, ctx))
                 stream.announce = announces(ctx)
                 return stream
             run = started
@@ -116,11 +102,12 @@ class StreamCalls:
         streams extension): every logged event after that id, then live
         events, and no Task ahead of them (streams.follow_task); a final task
         replays and closes."""
-        self._require_streaming()
-        self._preflight(ctx)
+        self._access.require_streaming()
+        self._access.preflight(ctx)
         validate(req)
         last = last_event_id(ctx)
-        found = await open_tail(self.bus, self.store, self._scope(req.tenant, ctx), req.id, last)
+        scope = self._access.scope(req.tenant, ctx)
+        found = await open_tail(self.bus, self.store, scope, req.id, last)
         if last is None and found.state in states.TERMINAL:
             await found.stack.aclose()
             raise UnsupportedOperationError(

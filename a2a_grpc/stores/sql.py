@@ -56,7 +56,7 @@ _STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
 # The owner is compared by the caller, not here: given (tenant, id, owner),
 # PostgreSQL planned a young table's lookup as a scan of all the owner's entries
 # in a2a_tasks_state (index-only, cheap while its statistics said the table was
-# empty): 0.8 ms a GetTask at 5,000 tasks, 2.1 ms at 30,000 (0.3 ms by the key).
+# empty), which grows with the table (docs/benchmarks.md); by the key it does not.
 GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.epoch, t.owner FROM a2a_tasks t "
             "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
             "WHERE t.tenant = ? AND t.id = ?")

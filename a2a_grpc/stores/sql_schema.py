@@ -74,7 +74,7 @@ MIGRATIONS: list[list[str | tuple[str, str]]] = [
         # SQLite: the messageIds rebuilt WITHOUT ROWID, keyed by their primary key
         # alone (a rowid table is two B-trees: a row and its key). Not the log nor
         # the snapshots: their rows are large, which WITHOUT ROWID stores badly
-        # (measured: `stream 10000 1024` 8,854 against 11,145 events/s).
+        # (docs/benchmarks.md).
         ("sqlite", """CREATE TABLE a2a_messages_5 (
             tenant TEXT NOT NULL, owner TEXT NOT NULL, message_id TEXT NOT NULL,
             task_id TEXT NOT NULL, PRIMARY KEY (tenant, owner, message_id)) WITHOUT ROWID"""),

@@ -3,20 +3,18 @@
 Writes: one connection, owned by one worker thread: each transaction (all
 its statements; with group commit, many appends) runs in that thread in a
 single hop, so a batch costs one thread switch, not one per statement
-(aiosqlite's model, measured here at ~0.2 ms per statement). WAL mode,
+(aiosqlite's model). WAL mode,
 `synchronous=NORMAL` (a committed write survives a process crash; an OS
 crash may lose the last transactions), and a busy timeout for other
 processes holding the file.
 
 Reads: a second connection, used on the event loop's own thread. In WAL mode
-a reader never waits for the writer: it reads the last committed state.
-Measured side by side over JSON-RPC (SendMessage at 32 concurrent, which
-reads once, its messageId): 495 us of server CPU a send against 592 us with
-reads going through the worker thread (the executor, its futures, waking
-the loop). The price: a read of pages the OS has not cached waits for the
-disk on the loop. When the file is busy in a way that makes even a reader
-wait (another process recovering it), the read goes to the worker thread
-and its busy timeout.
+a reader never waits for the writer: it reads the last committed state,
+without the executor, its futures and waking the loop that a read through
+the worker thread costs (docs/benchmarks.md). The price: a read of pages
+the OS has not cached waits for the disk on the loop. When the file is busy
+in a way that makes even a reader wait (another process recovering it), the
+read goes to the worker thread and its busy timeout.
 
 The shared SQL (sql.py) is written as coroutines over `Tx`; here `Tx` never
 suspends, so each unit of work is driven to completion inside the thread.
@@ -79,9 +77,8 @@ def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
 # 10,000 pages (40 MiB) instead of SQLite's 1,000: a checkpoint copies each
 # page once however often it was rewritten since, and the B-tree pages a
 # commit touches (the tail of each index) are the same from one commit to the
-# next. Measured side by side (SendMessage at 32 concurrent, 6 rounds): 3,443
-# against 3,179 sends/s; 40,000 pages gave no more. The WAL file is cut back
-# to 64 MiB after a checkpoint when it grew past that.
+# next (docs/benchmarks.md: what it gave, and that more gave nothing). The WAL
+# file is cut back to 64 MiB after a checkpoint when it grew past that.
 CHECKPOINTS = ("wal_autocheckpoint=10000", f"journal_size_limit={64 << 20}")
 
 
@@ -178,9 +175,7 @@ class SqliteTaskStore(SqlTaskStore):
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         """Read with the next group commit: a SendMessage reads this once, and a
         read on the loop's connection would find its cache emptied by the
-        writer's last commit. Measured side by side (SendMessage at 32
-        concurrent over JSON-RPC): 593 us of server CPU a send against 651 us
-        reading on the loop's connection."""
+        writer's last commit (docs/benchmarks.md: the two side by side)."""
         rows = await self._group.ride(lambda conn: conn.execute(
             "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? AND message_id = ?",
             (scope.tenant, scope.owner, message_id)).fetchall())

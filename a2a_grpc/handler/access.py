@@ -1,0 +1,45 @@
+"""What every operation checks before it acts, and how it reads a caller's
+task: service parameters (spec §3.2.6, §3.6), the card's capabilities
+(§3.3.4), the caller's scope (tenant, owner), TaskNotFound for a task the
+caller can't see (§13.1). Held by the handler and by each of its parts."""
+
+from __future__ import annotations
+
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.errors import (
+    PushNotificationNotSupportedError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_grpc.generated.a2a_pb2 import AgentCard, Task
+from a2a_grpc.handler.parameters import ServiceParameters
+from a2a_grpc.stores import Scope, TaskStore
+
+
+class Access:
+    def __init__(self, card: AgentCard, store: TaskStore) -> None:
+        self.card, self.store = card, store
+        self._parameters = ServiceParameters(card)
+
+    def preflight(self, ctx: CallContext) -> None:
+        self._parameters.check(ctx)
+
+    def require_streaming(self) -> None:
+        if not self.card.capabilities.streaming:
+            raise UnsupportedOperationError("this agent does not support streaming")
+
+    def require_push(self) -> None:
+        if not self.card.capabilities.push_notifications:
+            raise PushNotificationNotSupportedError(
+                "this agent does not support push notifications"
+            )
+
+    @staticmethod
+    def scope(tenant: str, ctx: CallContext) -> Scope:
+        return Scope(tenant or ctx.tenant, ctx.user)
+
+    async def task(self, scope: Scope, task_id: str) -> Task:
+        found = await self.store.get(scope, task_id)
+        if found is None:
+            raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
+        return found.task
