@@ -45,7 +45,7 @@ async def _redis_ok() -> bool:
 
 
 async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> tuple[Table, str]:
-    from .wire import rounds as measure_rounds
+    from .measure import rounds as measure_rounds
 
     tag = uuid.uuid4().hex[:8]
     local, shared = await _schema(f"bench_bus_a_{tag}"), await _schema(f"bench_bus_b_{tag}")

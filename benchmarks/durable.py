@@ -27,10 +27,10 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import drive, report
+from .durable_report import Growth
 from .servers import Server, start_all
 
 POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -39,13 +39,6 @@ GROWTH = (100, 1_000, 10_000)
 CHUNK = 1024
 ROWS = [report.Row("SendMessage", "JSON-RPC", 1), report.Row("SendMessage", "JSON-RPC", 32),
         report.Row("GetTask", "JSON-RPC", 32), report.Row("stream 100", "JSON-RPC", 4)]
-
-
-@dataclass
-class Growth:
-    rate: float  # events/s the client received
-    finished: bool  # the stream ended (else: cut at the limit)
-    errors: int
 
 
 async def _schema(name: str) -> str | None:
@@ -133,7 +126,7 @@ async def growth(server: Server, n: int, limit: float) -> Growth:
 async def run(sdk_python: Path, rounds: int, seconds: float, limit: float, workdir: Path,
               progress: Callable[[str], None]) -> tuple[report.Table, dict[tuple[str, int],
                                                                           list[Growth]], str]:
-    from .wire import rounds as measure_rounds
+    from .measure import rounds as measure_rounds
 
     made, schemas, note = await servers(sdk_python, workdir)
     if note:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .report import NAN, ROOT, Row, Table, _f, _pct, _x, med
-
-if TYPE_CHECKING:
-    from .durable import Growth
+from .tables import NAN, ROOT, Row, Table, _f, _pct, _x, med
 
 PLOT = ROOT / "docs" / "bench-growth.png"
-Curve = dict[tuple[str, int], list["Growth"]]
+
+
+@dataclass
+class Growth:
+    rate: float  # events/s the client received
+    finished: bool  # the stream ended (else: cut at the limit)
+    errors: int
+
+
+Curve = dict[tuple[str, int], list[Growth]]
 LABELS = ("ours memory", "ours SQLite", "ours PostgreSQL",
           "SDK memory", "SDK SQLite", "SDK PostgreSQL")
 

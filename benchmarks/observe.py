@@ -35,7 +35,7 @@ BEGIN, END = "<!-- bench:observe -->", "<!-- /bench:observe -->"
 
 async def run(rounds: int, seconds: float, folder: Path,
               progress: Callable[[str], None]) -> tuple[Table, str]:
-    from .wire import rounds as measure_rounds
+    from .measure import rounds as measure_rounds
 
     sink, port = await asyncio.to_thread(_start_sink)
     try:

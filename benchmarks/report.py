@@ -10,33 +10,28 @@ from __future__ import annotations
 
 import datetime
 import platform
-import statistics
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from . import durable_report
 from .capacity import Memory
 from .drive import Result
+from .tables import NAN as NAN
+from .tables import ROOT as ROOT
+from .tables import Row as Row
+from .tables import Table as Table
+from .tables import _f as _f
+from .tables import _pct as _pct
+from .tables import _x as _x
+from .tables import med as med
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "benchmarks.md"
 PLOT = ROOT / "docs" / "bench-wire.png"
 BEGIN, END = "<!-- bench:results -->", "<!-- /bench:results -->"
-NAN = float("nan")
 
 
-class Row(NamedTuple):
-    scenario: str
-    binding: str
-    concurrency: int
-
-    @property
-    def title(self) -> str:
-        return f"{self.scenario} {self.binding} c={self.concurrency}"
-
-
-Table = dict[Row, dict[str, list[Result]]]
 
 
 @dataclass
@@ -56,25 +51,6 @@ class Report:
     def measured(self) -> bool:
         """Anything for the results section (the bus has a section of its own)."""
         return bool(self.main or self.listing or self.memory or self.durable or self.growth)
-
-
-def med(results: list[Result] | None, key: str = "rate") -> float:
-    if not results:
-        return NAN
-    return statistics.median(r.extra.get(key, NAN) if key in ("first_event_ms",)
-                             else getattr(r, key) for r in results)
-
-
-def _f(value: float, digits: int = 0) -> str:
-    return "-" if value != value else f"{value:,.{digits}f}"
-
-
-def _x(a: float, b: float, digits: int = 1) -> str:
-    return "-" if a != a or b != b or b == 0 else f"{a / b:.{digits}f}x"
-
-
-def _pct(a: float, b: float) -> str:
-    return "-" if a != a or b != b or b == 0 else f"{a / b:.0%}"
 
 
 def main_table(table: Table) -> list[str]:
@@ -201,8 +177,6 @@ def render(rep: Report) -> str:
     if rep.memory:
         parts += ["### Memory", "", *memory_table(rep.memory), ""]
     if rep.durable or rep.growth:
-        from . import durable_report
-
         parts += durable_report.render(rep.durable, rep.growth, rep.growth_limit,
                                        rep.durable_note)
     return "\n".join(parts)
@@ -243,8 +217,6 @@ def write_docs(rep: Report, text: str) -> None:
     if rep.main:
         plot(rep)
     if rep.growth:
-        from . import durable_report
-
         durable_report.plot(rep.growth)
     doc = DOCS.read_text()
     if BEGIN not in doc or END not in doc:

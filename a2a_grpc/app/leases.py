@@ -24,13 +24,13 @@ import uuid
 
 from a2a_grpc.handler.housekeeping import ORPHANED
 from a2a_grpc.handler.request_handler import RequestHandler
-from a2a_grpc.stores import Claim, TaskStore
+from a2a_grpc.stores import Claim, LeaseStore
 
 log = logging.getLogger("a2a_grpc.replicas")
 
 
 class Leases:
-    def __init__(self, handler: RequestHandler, store: TaskStore, seconds: float) -> None:
+    def __init__(self, handler: RequestHandler, store: LeaseStore, seconds: float) -> None:
         if seconds <= 0:
             raise ValueError("--lease must be > 0 seconds")
         self.handler, self.store, self.seconds = handler, store, seconds

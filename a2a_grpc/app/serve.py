@@ -13,16 +13,14 @@ import logging
 import re
 from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from opentelemetry import trace
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app.gateway import gateway
+from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.http import (
-    HttpOptions,
     freeze_startup,
     http_interfaces,
     start_http,
@@ -30,9 +28,17 @@ from a2a_grpc.app.http import (
     wait_for_signal,
 )
 from a2a_grpc.app.leases import Leases
-from a2a_grpc.app.limits import LimitedService, LimitOptions
+from a2a_grpc.app.limits import LimitedService
+from a2a_grpc.app.options import (
+    auth_options,
+    http_options,
+    limit_options,
+    observe_options,
+    push_options,
+)
+from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.auth import AuthenticatedService, Gate
-from a2a_grpc.auth.config import AuthOptions, configure
+from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge import CARD
 from a2a_grpc.bridge.app import JWKS_PATH
 from a2a_grpc.bridge.inspector.api import Inspector
@@ -51,13 +57,12 @@ from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
-from a2a_grpc.push.policy import PushPolicy
-from a2a_grpc.push.sender import PushSender, SenderConfig
+from a2a_grpc.push.sender import PushSender
 from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
 from a2a_grpc.push.signing import Signer, load_keys
-from a2a_grpc.stores import DEFAULT_URL, open_store
+from a2a_grpc.stores import open_store
 
-__all__ = ["HttpOptions", "ObserveOptions", "PushOptions", "gateway", "serve"]
+__all__ = ["gateway", "serve"]
 
 log = logging.getLogger("a2a_grpc")
 
@@ -75,42 +80,24 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
             log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
 
 
-@dataclass(frozen=True, slots=True)
-class ObserveOptions:
-    metrics_port: int | None = None  # also serve /metrics and health alone on this port
-    inspector: bool = True  # the inspector page at /inspector on the HTTP port
-    inspector_remote_targets: bool = False  # it may call other agents for any browser
-
-
-@dataclass(frozen=True, slots=True)
-class PushOptions:
-    policy: PushPolicy = field(default_factory=PushPolicy)
-    keys_dir: Path | None = None  # sign notifications with the keys found (or made) here
-    sender: SenderConfig = field(default_factory=SenderConfig)
-
-
-async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: HttpOptions,
-                grace: float = 5.0, store_url: str = DEFAULT_URL,
-                retention_s: float | None = None, push: PushOptions | None = None, *,
-                grpc_public: str | None = None, interrupted_only: bool = False,
-                auth: AuthOptions | None = None, card_keys: Path | None = None,
-                limits: LimitOptions | None = None, backlog: Backlog | None = None,
-                bus_url: str | None = None, lease_s: float = 15.0,
-                observe: ObserveOptions | None = None) -> None:
-    """Serve `agent` over gRPC and HTTP until SIGINT/SIGTERM. `grpc_public`:
-    the gRPC address the card advertises (default: HOST:PORT as bound).
-    `auth`: the schemes callers authenticate with (none: everyone is admitted).
-    `card_keys`: sign the card (spec §8.4) with the newest key in this folder.
-    `limits`: per caller; `backlog`: how far a stream's reader may fall behind;
-    `bus_url`: share task events between replicas (bus.open_bus), whose running
-    tasks are then leased for `lease_s` (replicas.py). `observe`: the metrics
-    port and the inspector page. Spans are exported as the OTEL_* variables
-    say (observe.tracing), or made with the tracer provider the embedding
-    program set in OpenTelemetry's API."""
-    push = push or PushOptions()
-    observe = observe or ObserveOptions()
+async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
+    """Serve `agent` over gRPC and HTTP, as `settings` say, until SIGINT/SIGTERM.
+    Spans are exported as the OTEL_* variables say (observe.tracing), or made
+    with the tracer provider the embedding program set in OpenTelemetry's API."""
+    net, stored = settings.network, settings.store
+    http, push = http_options(net), push_options(settings.push)
+    limits, observe = limit_options(settings.limits), observe_options(settings.observability)
+    if stored.stream_backlog < 1:
+        raise ValueError("--stream-backlog must be >= 1")
+    backlog = Backlog(events=stored.stream_backlog)
+    grpc_host, grpc_port, grace = net.host, net.grpc_port, net.grace
+    store_url, bus_url, lease_s = stored.url, stored.bus, stored.lease
+    grpc_public, card_keys = net.grpc_public_address, settings.security.card_keys
+    interrupted_only = settings.agent.follow_ups == "interrupted"
+    auth = auth_options(settings.security, net)
     card = card_for(agent)
-    gate = Gate(card, configure(card, auth or AuthOptions()))  # before the store opens
+    verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
+    gate = Gate(card, verifiers)
     store = await open_store(store_url)
     try:
         bus = await open_bus(bus_url, backlog)
@@ -122,13 +109,14 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                              replicated=bool(bus_url))
     metrics = Metrics()
     service: A2AService = handler
-    if limits is not None and limits.any:
+    if limits.any:
         service = LimitedService(handler, limits, handler.running, metrics.registry)
     if not gate.open:
         service = AuthenticatedService(service, gate)
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.callback(start_tracing())
+        cleanup.callback(on_hangup(reloader(auth, verifiers)))
         cleanup.push_async_callback(store.close)
         cleanup.push_async_callback(bus.close)
         cleanup.push_async_callback(handler.close)
@@ -171,8 +159,8 @@ async def serve(agent: AgentExecutor, grpc_host: str, grpc_port: int, http: Http
                                                 readiness)
             cleanup.push_async_callback(operations.cleanup)
             also = f", metrics on {host_port(http.host, operations.addresses[0][1])}"
-        if retention_s:
-            purger = asyncio.create_task(_retention(handler, retention_s))
+        if stored.retention:
+            purger = asyncio.create_task(_retention(handler, stored.retention))
             cleanup.callback(purger.cancel)
         # The card names the real ports, known only now that both are bound.
         interfaces = [

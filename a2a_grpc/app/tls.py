@@ -18,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import signal
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+
+from a2a_grpc.app.hangup import on_hangup
 
 log = logging.getLogger("a2a_grpc.tls")
 CHECK_S = 2.0
@@ -93,15 +95,14 @@ class Reloader:
         self.files, self.ctx = files, ctx
         self._stamp = files.stamp()
         self._task: asyncio.Task[None] | None = None
+        self._forget: Callable[[], None] = lambda: None
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._watch(), name="a2a-tls-reload")
-        try:
-            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.reload)
-        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
-            pass  # not on this platform or not in the main thread: files are still watched
+        self._forget = on_hangup(self.reload)  # where signals work; the files are watched too
 
     async def stop(self) -> None:
+        self._forget()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

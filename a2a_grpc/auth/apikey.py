@@ -32,6 +32,12 @@ class ApiKeyVerifier:
         self._subjects = {_digest(k): s for k, s in keys.items()}
         self.challenge = f'ApiKey realm="a2a", in="{location}", name="{name}"'
 
+    def replace(self, keys: Mapping[str, str]) -> None:
+        """Admit these keys from now on, and no others (the file was reloaded)."""
+        if not keys:
+            raise ValueError(f"security scheme {self.scheme!r} would have no API keys left")
+        self._subjects = {_digest(k): s for k, s in keys.items()}
+
     def _presented(self, ctx: CallContext) -> str | None:
         if self.location == "header":
             return ctx.metadata.get(self.name.lower())

@@ -73,6 +73,12 @@ class BasicVerifier:
         self._remembered: OrderedDict[bytes, str] = OrderedDict()
         self.challenge = 'Basic realm="a2a", charset="UTF-8"'
 
+    def replace(self, users: Mapping[str, str]) -> None:
+        """These users from now on (the file was reloaded): what was remembered
+        of the old ones is forgotten, so a removed user or password stops working."""
+        self._users = dict(users)
+        self._remembered.clear()
+
     async def verify(self, ctx: CallContext) -> Identity | None:
         header = ctx.metadata.get("authorization", "")
         kind, _, encoded = header.strip().partition(" ")
@@ -93,6 +99,8 @@ class BasicVerifier:
         stored = self._users.get(user)
         ok = await asyncio.to_thread(_check, password, stored or self._dummy)
         if not ok or stored is None:
+            raise UnauthenticatedError("wrong user name or password", challenge=self.challenge)
+        if self._users.get(user) != stored:  # reloaded while the hash was checked
             raise UnauthenticatedError("wrong user name or password", challenge=self.challenge)
         self._remembered[key] = user
         if len(self._remembered) > REMEMBERED:

@@ -1,5 +1,6 @@
-"""`a2a-grpc serve`'s authentication flags: the schemes they add to the card,
-and the verifiers that check them (README, "Securing your agent").
+"""`a2a-grpc serve`'s authentication settings (app/settings.py, Security): the
+schemes they add to the card, and the verifiers that check them (README,
+"Securing your agent").
 
 Each configured scheme is one alternative: a caller passes with any of them.
 - `--api-keys FILE`: lines `SUBJECT:KEY` (# comments); the key travels in
@@ -22,13 +23,14 @@ Each configured scheme is one alternative: a caller passes with any of them.
 
 from __future__ import annotations
 
-import argparse
 import importlib
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc.auth.apikey import LOCATIONS, ApiKeyVerifier
+from a2a_grpc.auth.apikey import ApiKeyVerifier
 from a2a_grpc.auth.basic import BasicVerifier, parse_users
 from a2a_grpc.auth.identity import Verifier
 from a2a_grpc.auth.jwt import Jwks, JwtVerifier
@@ -36,6 +38,7 @@ from a2a_grpc.auth.mtls import MtlsVerifier
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 DISCOVERY = "/.well-known/openid-configuration"
+log = logging.getLogger("a2a_grpc.auth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,48 +61,6 @@ class AuthOptions:
     def any(self) -> bool:
         return bool(self.api_keys or self.basic_users or self.jwt_jwks or self.jwt_keys
                     or self.oidc_issuer or self.authenticators or self.mtls)
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("authentication (any configured scheme admits a caller)")
-    g.add_argument("--api-keys", type=Path, metavar="FILE",
-                   help="API keys, one 'SUBJECT:KEY' per line; the subject owns its tasks")
-    g.add_argument("--api-key-in", choices=LOCATIONS, default="header",
-                   help="where clients send the API key (default header)")
-    g.add_argument("--api-key-name", default="X-API-Key",
-                   help="the header, query parameter or cookie name (default X-API-Key)")
-    g.add_argument("--basic-users", type=Path, metavar="FILE",
-                   help="HTTP Basic: 'USER:HASH' lines, each from `a2a-grpc passwd USER`")
-    g.add_argument("--jwt-jwks", metavar="URL", help="accept Bearer JWTs signed by these keys")
-    g.add_argument("--jwt-key", type=Path, action="append", default=[], metavar="PEM",
-                   help="accept Bearer JWTs signed by this public key (repeatable)")
-    g.add_argument("--oidc-issuer", metavar="URL",
-                   help="accept this OpenID Connect issuer's tokens (keys from its discovery)")
-    g.add_argument("--oauth2-token-url", metavar="URL",
-                   help="with --jwt-jwks/--jwt-key: declare the tokens' scheme as OAuth 2 "
-                        "(client-credentials flow at this token endpoint) instead of Bearer")
-    g.add_argument("--jwt-issuer", metavar="ISS", help="the `iss` tokens must carry")
-    g.add_argument("--jwt-audience", metavar="AUD", help="the `aud` tokens must carry")
-    g.add_argument("--require-scope", action="append", default=[], metavar="SCOPE",
-                   help="a scope every token must grant (repeatable)")
-    g.add_argument("--authenticator", action="append", default=[], metavar="SCHEME=MODULE:ATTR",
-                   help="your Verifier for a scheme the agent's card declares (repeatable)")
-
-
-def options_from(args: argparse.Namespace) -> AuthOptions:
-    plugins = {}
-    for item in args.authenticator:
-        scheme, sep, target = item.partition("=")
-        if not sep or ":" not in target:
-            raise ValueError(f"--authenticator {item!r}: write SCHEME=MODULE:ATTR")
-        plugins[scheme] = target
-    return AuthOptions(
-        api_keys=args.api_keys, api_key_in=args.api_key_in, api_key_name=args.api_key_name,
-        basic_users=args.basic_users, jwt_jwks=args.jwt_jwks, jwt_keys=tuple(args.jwt_key),
-        oidc_issuer=args.oidc_issuer, oauth2_token_url=args.oauth2_token_url,
-        jwt_issuer=args.jwt_issuer, jwt_audience=args.jwt_audience,
-        scopes=tuple(args.require_scope), authenticators=plugins,
-        mtls=args.tls_client_ca is not None)
 
 
 def read_api_keys(path: Path) -> dict[str, str]:
@@ -183,3 +144,26 @@ def _load(target: str) -> Verifier:
     found = getattr(importlib.import_module(module), attr)
     verifier: Verifier = found() if callable(found) and not hasattr(found, "verify") else found
     return verifier
+
+
+def reloader(options: AuthOptions, verifiers: Mapping[str, Verifier]) -> Callable[[], None]:
+    """What reloads the API key and Basic user files into their verifiers (on
+    SIGHUP). A file that can't be read or parsed leaves the verifier as it was."""
+
+    def reload() -> None:
+        keys, users = verifiers.get("apiKey"), verifiers.get("basic")
+        if options.api_keys is not None and isinstance(keys, ApiKeyVerifier):
+            try:
+                keys.replace(read_api_keys(options.api_keys))
+                log.info("API keys reloaded from %s", options.api_keys)
+            except ValueError as exc:
+                log.error("API keys not reloaded (keeping those in use): %s", exc)
+        if options.basic_users is not None and isinstance(users, BasicVerifier):
+            try:
+                users.replace(parse_users(_read(options.basic_users, "--basic-users").decode(),
+                                          str(options.basic_users)))
+                log.info("Basic users reloaded from %s", options.basic_users)
+            except ValueError as exc:
+                log.error("Basic users not reloaded (keeping those in use): %s", exc)
+
+    return reload

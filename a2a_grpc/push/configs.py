@@ -12,11 +12,11 @@ from a2a_grpc.generated.a2a_pb2 import (
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 )
-from a2a_grpc.stores import Scope, TaskStore
+from a2a_grpc.stores import PushStore, Scope
 
 
 class PushConfigs:
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: PushStore) -> None:
         self._store = store
 
     async def save(self, scope: Scope, task_id: str, config: TaskPushNotificationConfig,

@@ -33,6 +33,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import Protocol
 
 import aiohttp
 from google.protobuf import json_format
@@ -45,7 +46,7 @@ from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy, PushTargetRefused
 from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
 from a2a_grpc.push.signing import Signer
-from a2a_grpc.stores import Delivery, TaskStore
+from a2a_grpc.stores import Delivery, PushStore, TaskLog
 
 log = logging.getLogger("a2a_grpc.push")
 # The task's JSON shape per generation, for configs set by older clients.
@@ -66,8 +67,12 @@ class SenderConfig:
     claim: float | None = None
 
 
+class Outbox(PushStore, TaskLog, Protocol):
+    """What the sender reads: the outbox, and the events it delivers."""
+
+
 class PushSender:
-    def __init__(self, store: TaskStore, policy: PushPolicy, signer: Signer | None = None,
+    def __init__(self, store: Outbox, policy: PushPolicy, signer: Signer | None = None,
                  config: SenderConfig | None = None, metrics: Metrics | None = None) -> None:
         self.store = store
         self.policy = policy

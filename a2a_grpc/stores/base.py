@@ -110,26 +110,9 @@ class Delivery(NamedTuple):
     last_error: str
 
 
-class TaskStore(Protocol):
-    async def open(self) -> None:
-        """Connect, and create or migrate the schema."""
-
-    async def close(self) -> None: ...
-
-    # Told how long each transaction took: (op, seconds), op being "commit" (a
-    # group of appends), "read" or "write". Durable stores only; None: not told.
-    timings: Callable[[str, float], None] | None
-
-    async def ping(self) -> bool:
-        """Does the store answer a query? (Readiness; raising means no.)"""
-
-    def take_queued(self) -> bool:
-        """Did a commit queue push deliveries since the last call? The push
-        sender is woken only then (else it looks at its idle poll)."""
-
-    async def count_states(self) -> dict[int, int]:
-        """How many tasks are in each state (TaskState number -> count), all
-        tenants and owners (metrics)."""
+class TaskLog(Protocol):
+    """Tasks and their event logs: what every store offers (the role the
+    handler and the runtime need)."""
 
     def append(
         self, scope: Scope, task: Task, seq: int, event: StreamResponse,
@@ -172,6 +155,30 @@ class TaskStore(Protocol):
         """Mark a task its agent handed off on purpose (True), or that a run holds
         again (False). `unsettled` leaves marked tasks out."""
 
+    async def count_states(self) -> dict[int, int]:
+        """How many tasks are in each state (TaskState number -> count), all
+        tenants and owners (metrics)."""
+
+    def take_queued(self) -> bool:
+        """Did a commit queue push deliveries since the last call? The push
+        sender is woken only then (else it looks at its idle poll)."""
+
+    async def purge(self, before_ns: int) -> int:
+        """Delete final tasks whose status is older than `before_ns`; how many."""
+
+
+class LeaseStore(Protocol):
+    """Replicas sharing the store: who runs which task, until when, and taking
+    over the tasks of a replica that stopped (crash recovery, alone too)."""
+
+    def hold(self, holder: str, seconds: float) -> None:
+        """Record `holder` as the runner of each task written from now on, for
+        `seconds` from each write (replicas; a no-op for the memory store)."""
+
+    async def renew(self, holder: str, until_ns: int) -> None:
+        """Extend to `until_ns` the lease of every SUBMITTED or WORKING task
+        `holder` holds."""
+
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         """Tasks left SUBMITTED or WORKING by a run (crash recovery), not those
         handed off. With `claim` (replicas sharing the store): only those whose
@@ -183,16 +190,10 @@ class TaskStore(Protocol):
         A write holds its task for the writer (`lease`: holder, ns) from then;
         `renew` extends what a live replica holds."""
 
-    def hold(self, holder: str, seconds: float) -> None:
-        """Record `holder` as the runner of each task written from now on, for
-        `seconds` from each write (replicas; a no-op for the memory store)."""
 
-    async def renew(self, holder: str, until_ns: int) -> None:
-        """Extend to `until_ns` the lease of every SUBMITTED or WORKING task
-        `holder` holds."""
-
-    async def purge(self, before_ns: int) -> int:
-        """Delete final tasks whose status is older than `before_ns`; how many."""
+class PushStore(Protocol):
+    """Push notification configs, and the outbox of their deliveries (queued
+    by `TaskLog.append` with `notify`)."""
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
                                payload: str = "") -> None:
@@ -237,3 +238,19 @@ class TaskStore(Protocol):
         """Give up on a delivery; it stays listed in `dead_letters`."""
 
     async def dead_letters(self, limit: int = 100) -> list[Delivery]: ...
+
+
+class TaskStore(TaskLog, LeaseStore, PushStore, Protocol):
+    """A whole store: every role, and its own life (open, close, ping)."""
+
+    async def open(self) -> None:
+        """Connect, and create or migrate the schema."""
+
+    async def close(self) -> None: ...
+
+    # Told how long each transaction took: (op, seconds), op being "commit" (a
+    # group of appends), "read" or "write". Durable stores only; None: not told.
+    timings: Callable[[str, float], None] | None
+
+    async def ping(self) -> bool:
+        """Does the store answer a query? (Readiness; raising means no.)"""

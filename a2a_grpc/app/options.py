@@ -1,0 +1,84 @@
+"""What the settings (settings.py) mean to each part the app wires: the
+options objects the HTTP side, TLS, authentication, push, limits and the
+observability endpoints take, checked as they are made (ValueError names the
+flag)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from a2a_grpc.app.http import HttpOptions
+from a2a_grpc.app.limits import LimitOptions
+from a2a_grpc.app.settings import Limits, Network, Observability, Push, Security
+from a2a_grpc.app.tls import TlsFiles
+from a2a_grpc.auth.config import AuthOptions
+from a2a_grpc.bridge import BridgeConfig
+from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.push.sender import SenderConfig
+
+
+@dataclass(frozen=True, slots=True)
+class ObserveOptions:
+    metrics_port: int | None = None  # also serve /metrics and health alone on this port
+    inspector: bool = True  # the inspector page at /inspector on the HTTP port
+    inspector_remote_targets: bool = False  # it may call other agents for any browser
+
+
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    policy: PushPolicy = field(default_factory=PushPolicy)
+    keys_dir: Path | None = None  # sign notifications with the keys found (or made) here
+    sender: SenderConfig = field(default_factory=SenderConfig)
+
+
+def tls_files(net: Network) -> TlsFiles | None:
+    if net.tls_cert is None and net.tls_key is None:
+        if net.tls_client_ca or net.tls_require_client_cert:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key")
+        return None
+    if net.tls_cert is None or net.tls_key is None:
+        raise ValueError("TLS needs both --tls-cert and --tls-key")
+    files = TlsFiles(net.tls_cert, net.tls_key, net.tls_client_ca, net.tls_require_client_cert)
+    files.check()
+    return files
+
+
+def http_options(net: Network) -> HttpOptions:
+    return HttpOptions(net.host, net.http_port, net.public_url,
+                       BridgeConfig(keepalive=net.keepalive, max_body_bytes=net.max_body),
+                       tls_files(net))
+
+
+def auth_options(sec: Security, net: Network) -> AuthOptions:
+    plugins = {}
+    for item in sec.authenticator:
+        scheme, sep, target = item.partition("=")
+        if not sep or ":" not in target:
+            raise ValueError(f"--authenticator {item!r}: write SCHEME=MODULE:ATTR")
+        plugins[scheme] = target
+    return AuthOptions(
+        api_keys=sec.api_keys, api_key_in=sec.api_key_in, api_key_name=sec.api_key_name,
+        basic_users=sec.basic_users, jwt_jwks=sec.jwt_jwks, jwt_keys=sec.jwt_key,
+        oidc_issuer=sec.oidc_issuer, oauth2_token_url=sec.oauth2_token_url,
+        jwt_issuer=sec.jwt_issuer, jwt_audience=sec.jwt_audience,
+        scopes=sec.require_scope, authenticators=plugins, mtls=net.tls_client_ca is not None)
+
+
+def push_options(push: Push) -> PushOptions:
+    return PushOptions(
+        PushPolicy.from_flags(push.allow_push_to, push.allow_http_push), push.push_keys,
+        SenderConfig(timeout=push.push_timeout, max_attempts=push.push_attempts,
+                     base_delay=push.push_backoff))
+
+
+def limit_options(limits: Limits) -> LimitOptions:
+    for name in ("rate_limit", "rate_burst", "max_streams", "max_tasks"):
+        if getattr(limits, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 0")
+    return LimitOptions(limits.rate_limit, limits.rate_burst, limits.max_streams,
+                        limits.max_tasks)
+
+
+def observe_options(obs: Observability) -> ObserveOptions:
+    return ObserveOptions(obs.metrics_port, not obs.no_inspector, obs.inspector_remote_targets)

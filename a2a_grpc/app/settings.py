@@ -1,0 +1,367 @@
+"""`a2a-grpc serve`'s settings: one typed value, each setting declared once.
+
+Each field of the group dataclasses below is a setting: its type, default
+and help are written there and nowhere else. From them come
+- the command line: `--field-name` (or the `flag` it names), in its group's
+  section of `a2a-grpc serve --help`;
+- the environment: `A2A_GRPC_` and the flag in capitals (`--grpc-port`:
+  `A2A_GRPC_GRPC_PORT`; a repeatable one comma-separated);
+- a TOML file, `--config FILE`: a table per group, keys the field names
+  (`[store] url = "postgresql://..."`, `[push] allow_push_to = ["10.0.0.0/8"]`).
+A flag wins over the environment, the environment over the file, the file
+over the default. `ServeSettings` is what `serve` takes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from a2a_grpc.auth.apikey import LOCATIONS
+from a2a_grpc.bus.local import BACKLOG_BYTES, BACKLOG_EVENTS
+from a2a_grpc.cards.card import grpc_address
+from a2a_grpc.stores import DEFAULT_URL
+
+ENV_PREFIX = "A2A_GRPC_"
+
+
+def setting(default: Any, help: str, *, metavar: str | None = None,
+            choices: Sequence[str] | None = None, convert: Callable[[str], Any] | None = None,
+            flag: str | None = None) -> Any:
+    """A field that is a setting. `convert`: how text (a flag, a variable)
+    becomes the value when the type alone does not say; `flag`: its flag,
+    when not `--field-name`."""
+    return field(default=default, metadata={
+        "help": help, "metavar": metavar, "choices": choices, "convert": convert, "flag": flag})
+
+
+def duration(text: str) -> float:
+    """`90`, `90s`, `30m`, `12h`, `7d` -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (text[:-1], text[-1]) if text and text[-1] in units else (text, "s")
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration like 90s, 30m, 12h or 7d") from None
+    if value <= 0:
+        raise ValueError("a duration must be positive")
+    return value
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """the agent"""
+
+    agent: str | None = setting(
+        None, "your AgentExecutor (instance, class or factory) instead of the demo",
+        metavar="MODULE:ATTR")
+    follow_ups: str = setting(
+        "any", "which tasks take a follow-up message: any non-final one (the default, "
+        "spec 3.3.3), or only one asking for input or auth", choices=("any", "interrupted"))
+
+
+@dataclass(frozen=True)
+class Network:
+    """network: ports, addresses, TLS (both ports; the files may be replaced while serving)"""
+
+    host: str = setting("127.0.0.1", "address to listen on (default 127.0.0.1)")
+    grpc_port: int = setting(50051, "gRPC port (default 50051; 0 picks a free one, named in "
+                             "the log)")
+    grpc_public_address: str | None = setting(
+        None, "the gRPC address the card advertises, when clients reach it through a proxy or "
+        "load balancer (default HOST:GRPC_PORT)", metavar="HOST:PORT", convert=grpc_address)
+    http_port: int = setting(8080, "JSON-RPC, REST and agent card port (default 8080)")
+    public_url: str | None = setting(
+        None, "base URL clients use for HTTP, when behind a proxy (default "
+        "http://HOST:HTTP_PORT)", metavar="URL")
+    keepalive: float = setting(
+        2.0, "seconds between SSE keep-alive comments on quiet streams (default 2: under the "
+        "5 s read timeout of the official Python clients and the idle timeouts of proxies)",
+        metavar="SECONDS")
+    max_body: int = setting(8 * 1024 * 1024, "largest HTTP request body in bytes (default "
+                            "8 MiB)")
+    grace: float = setting(5.0, "seconds to let calls finish on shutdown (default 5)")
+    loop: str = setting("auto", "event loop: uvloop when installed (auto, the default), or "
+                        "asyncio's", choices=("auto", "uvloop", "asyncio"))
+    tls_cert: Path | None = setting(None, "certificate chain (PEM)", metavar="PEM")
+    tls_key: Path | None = setting(None, "its private key (PEM)", metavar="PEM")
+    tls_client_ca: Path | None = setting(
+        None, "ask for client certificates signed by this CA (mutual TLS)", metavar="PEM")
+    tls_require_client_cert: bool = setting(
+        False, "with --tls-client-ca: refuse connections without a client certificate")
+
+
+@dataclass(frozen=True)
+class Store:
+    """store: tasks, events, replicas"""
+
+    url: str = setting(DEFAULT_URL, "memory, sqlite:///PATH or postgresql://USER@HOST/DB "
+                       f"(default {DEFAULT_URL}, a file in the working directory)",
+                       metavar="URL", flag="--store")
+    bus: str | None = setting(
+        None, "share task events between replicas: redis://HOST:PORT/DB (Redis Streams; "
+        "?prefix=P names the keys, default a2a). Default: in this process only", metavar="URL")
+    lease: float = setting(
+        15.0, "with --bus: a replica that has not renewed its running tasks for this long is "
+        "taken for stopped; another fails them (or resumes them) (default 15)",
+        metavar="SECONDS")
+    retention: float | None = setting(
+        None, "delete final tasks older than AGE (e.g. 90s, 30m, 12h, 7d); default: keep "
+        "everything", metavar="AGE", convert=duration)
+    stream_backlog: int = setting(
+        BACKLOG_EVENTS, "events a stream's reader may fall behind before the stream is ended "
+        f"with a retryable error (default {BACKLOG_EVENTS}; and at most "
+        f"{BACKLOG_BYTES >> 20} MiB)", metavar="EVENTS")
+
+
+@dataclass(frozen=True)
+class Security:
+    """security: who may call (any configured scheme admits a caller), and the card's signature"""
+
+    api_keys: Path | None = setting(
+        None, "accept API keys: lines SUBJECT:KEY (reloaded on SIGHUP)", metavar="FILE")
+    api_key_in: str = setting("header", "where the API key travels (default header)",
+                              choices=LOCATIONS)
+    api_key_name: str = setting("X-API-Key", "the API key's header, query parameter or cookie "
+                                "name (default X-API-Key)", metavar="NAME")
+    basic_users: Path | None = setting(
+        None, "accept HTTP Basic: lines USER:HASH from `a2a-grpc passwd USER` (reloaded on "
+        "SIGHUP)", metavar="FILE")
+    jwt_jwks: str | None = setting(None, "accept Bearer JWTs signed by these keys",
+                                   metavar="URL")
+    jwt_key: tuple[Path, ...] = setting((), "accept Bearer JWTs signed by this public key "
+                                        "(repeatable)", metavar="PEM")
+    oidc_issuer: str | None = setting(
+        None, "accept JWTs of this OpenID Connect issuer (its discovery document names the "
+        "JWKS)", metavar="URL")
+    oauth2_token_url: str | None = setting(
+        None, "publish the JWT scheme as OAuth 2 client credentials at this token endpoint",
+        metavar="URL")
+    jwt_issuer: str | None = setting(None, "the `iss` tokens must carry", metavar="ISS")
+    jwt_audience: str | None = setting(None, "the `aud` tokens must carry", metavar="AUD")
+    require_scope: tuple[str, ...] = setting((), "a scope tokens must carry (repeatable)",
+                                             metavar="SCOPE")
+    authenticator: tuple[str, ...] = setting(
+        (), "your own Verifier for a scheme the agent's card declares (repeatable)",
+        metavar="SCHEME=MODULE:ATTR")
+    card_keys: Path | None = setting(
+        None, "sign the agent card (JWS, spec 8.4) with the newest PEM key in DIR, creating "
+        "one if there is none; its JWKS is /.well-known/jwks.json", metavar="DIR")
+
+
+@dataclass(frozen=True)
+class Push:
+    """push notifications"""
+
+    allow_push_to: tuple[str, ...] = setting(
+        (), "let webhooks reach this host name (.example.com: and subdomains), address or "
+        "network, even if not public; repeatable", metavar="HOST|CIDR")
+    allow_http_push: bool = setting(False, "allow plain http:// webhook URLs (default: "
+                                    "https only)")
+    push_keys: Path | None = setting(
+        None, "sign push notifications (JWT) with the PEM keys in DIR, creating one if there "
+        "is none; the JWKS is served at /.well-known/jwks.json", metavar="DIR")
+    push_timeout: float = setting(10.0, "seconds per webhook attempt (default 10)")
+    push_attempts: int = setting(8, "attempts before a notification is dead-lettered "
+                                 "(default 8)")
+    push_backoff: float = setting(1.0, "seconds before the first retry; doubles, with jitter "
+                                  "(default 1)")
+
+
+@dataclass(frozen=True)
+class Observability:
+    """observability: logs, metrics, the inspector"""
+
+    log_level: str = setting("INFO", "DEBUG, INFO, WARNING... (default INFO)")
+    log_format: str = setting("text", "text lines (default), or one JSON object a line with "
+                              "trace ids", choices=("text", "json"))
+    metrics_port: int | None = setting(
+        None, "also serve /metrics, /healthz and /readyz alone on this port (for deployments "
+        "exposing only gRPC); they are on the HTTP port anyway", metavar="PORT")
+    no_inspector: bool = setting(False, "do not serve the inspector page (/inspector) on the "
+                                 "HTTP port")
+    inspector_remote_targets: bool = setting(
+        False, "let the inspector call other agents for browsers on other machines too "
+        "(default: only for a browser on this one)")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """limits per caller (its subject, or its IP when anonymous); past one: HTTP 429 +
+    Retry-After, gRPC RESOURCE_EXHAUSTED"""
+
+    rate_limit: float = setting(0.0, "requests per second (default: no limit)",
+                                metavar="PER_S")
+    rate_burst: int = setting(0, "requests at once before the rate applies (default: 2 s "
+                              "worth)", metavar="N")
+    max_streams: int = setting(0, "streams open at once (default: no limit)", metavar="N")
+    max_tasks: int = setting(0, "agent runs going at once on the caller's tasks (default: "
+                             "no limit)", metavar="N")
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    agent: AgentSettings = field(default_factory=AgentSettings)
+    network: Network = field(default_factory=Network)
+    store: Store = field(default_factory=Store)
+    security: Security = field(default_factory=Security)
+    push: Push = field(default_factory=Push)
+    observability: Observability = field(default_factory=Observability)
+    limits: Limits = field(default_factory=Limits)
+
+
+GROUPS: dict[str, type[Any]] = typing.get_type_hints(ServeSettings)  # name -> its dataclass
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("flag") or "--" + f.name.replace("_", "-"))
+
+
+def env_of(f: dataclasses.Field[Any]) -> str:
+    return ENV_PREFIX + flag_of(f).removeprefix("--").replace("-", "_").upper()
+
+
+def _kind(group: type[Any], f: dataclasses.Field[Any]) -> tuple[type[Any], bool]:
+    """(the value's type, whether it is a repeatable setting: a tuple)."""
+    hint = typing.get_type_hints(group)[f.name]
+    if typing.get_origin(hint) is tuple:
+        return typing.get_args(hint)[0], True
+    if isinstance(hint, types.UnionType):  # X | None
+        return next(a for a in typing.get_args(hint) if a is not type(None)), False
+    return hint, False
+
+
+def _from_text(group: type[Any], f: dataclasses.Field[Any], text: str) -> Any:
+    base, repeated = _kind(group, f)
+    if repeated:
+        return tuple(_text(f, base, part.strip()) for part in text.split(",") if part.strip())
+    return _text(f, base, text)
+
+
+def _text(f: dataclasses.Field[Any], base: type[Any], text: str) -> Any:
+    if base is bool:
+        if text.strip().lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.strip().lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(f"{text!r} is not true or false")
+    choices = f.metadata.get("choices")
+    if choices and text not in choices:
+        raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
+    return (f.metadata.get("convert") or base)(text)
+
+
+def add_flags(parser: argparse.ArgumentParser, *groups: str,
+              only: Sequence[str] | None = None) -> None:
+    """The flags of these groups, each group a section of --help. A flag left
+    out of the command line is absent from the parsed namespace (its value
+    comes from the environment, the file or the default: `load`)."""
+    for name in groups:
+        group = GROUPS[name]
+        section = parser.add_argument_group((group.__doc__ or name).strip())
+        for f in dataclasses.fields(group):
+            if only is not None and f.name not in only:
+                continue
+            base, repeated = _kind(group, f)
+            meta = f.metadata
+            kwargs: dict[str, Any] = {"dest": f"{name}.{f.name}", "help": meta["help"],
+                                      "default": argparse.SUPPRESS}
+            if base is bool and not repeated:
+                kwargs["action"] = "store_true"
+            else:
+                kwargs["type"] = _argtype(group, f, base)
+                if meta.get("choices"):
+                    kwargs["choices"] = meta["choices"]
+                else:
+                    kwargs["metavar"] = meta.get("metavar") or f.name.upper()
+                if repeated:
+                    kwargs["action"] = "append"
+            section.add_argument(flag_of(f), **kwargs)
+
+
+def _argtype(group: type[Any], f: dataclasses.Field[Any], base: type[Any]) -> Callable[[str], Any]:
+    convert = f.metadata.get("convert") or base
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parse.__name__ = base.__name__  # argparse names the type in its errors
+    return parse
+
+
+def load(args: argparse.Namespace, config: Path | None = None,
+         environ: Mapping[str, str] | None = None) -> ServeSettings:
+    """Flags (what `add_flags` parsed), over the environment, over the TOML file,
+    over the defaults. ValueError names the setting and where it came from."""
+    environ = os.environ if environ is None else environ
+    table: dict[str, Any] = {}
+    if config is not None:
+        try:
+            table = tomllib.loads(config.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise ValueError(f"--config {config}: {exc}") from None
+        unknown = set(table) - set(GROUPS)
+        if unknown:
+            raise ValueError(f"--config {config}: no such section {sorted(unknown)}; the "
+                             f"sections are {', '.join(GROUPS)}")
+    given = vars(args)
+    values: dict[str, Any] = {}
+    for name in GROUPS:
+        group = GROUPS[name]
+        section = table.get(name, {})
+        known = {f.name for f in dataclasses.fields(group)}
+        if set(section) - known:
+            raise ValueError(f"--config {config}: [{name}] has no setting "
+                             f"{sorted(set(section) - known)}")
+        fields: dict[str, Any] = {}
+        for f in dataclasses.fields(group):
+            key = f"{name}.{f.name}"
+            try:
+                if key in given:
+                    fields[f.name] = _given(group, f, given[key])
+                elif env_of(f) in environ:
+                    fields[f.name] = _from_text(group, f, environ[env_of(f)])
+                elif f.name in section:
+                    fields[f.name] = _from_file(group, f, section[f.name])
+            except (TypeError, ValueError) as exc:
+                where = (flag_of(f) if key in given else env_of(f) if env_of(f) in environ
+                         else f"[{name}] {f.name} in {config}")
+                raise ValueError(f"{where}: {exc}") from None
+        values[name] = group(**fields)
+    return ServeSettings(**values)
+
+
+def _given(group: type[Any], f: dataclasses.Field[Any], value: Any) -> Any:
+    _, repeated = _kind(group, f)
+    return tuple(value) if repeated else value
+
+
+def _from_file(group: type[Any], f: dataclasses.Field[Any], value: Any) -> Any:
+    base, repeated = _kind(group, f)
+    if repeated:
+        items = value if isinstance(value, list) else [value]
+        return tuple(_one(f, base, item) for item in items)
+    return _one(f, base, value)
+
+
+def _one(f: dataclasses.Field[Any], base: type[Any], value: Any) -> Any:
+    if isinstance(value, str) and base is not bool:
+        return _text(f, base, value)
+    if base is bool and isinstance(value, bool):
+        return value
+    if base is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if base is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{value!r} is not of type {base.__name__}")
