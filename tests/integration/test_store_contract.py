@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,20 +23,9 @@ from a2a_grpc.stores import (
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-from tests.stores import KINDS, Maker, store_maker
+from tests.stores import Maker
 
 ME, YOU = Scope("t1", "alice"), Scope("t1", "bob")
-
-
-@pytest.fixture(params=KINDS)
-async def maker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Maker]:
-    async with store_maker(request.param, tmp_path) as make:
-        yield make
-
-
-@pytest.fixture
-async def store(maker: Maker) -> TaskStore:
-    return await maker()
 
 
 def task(i: int, state: int = states.COMPLETED, ctx: str = "c", ts: int | None = None) -> pb.Task:

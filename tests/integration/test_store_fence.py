@@ -7,8 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable
-from pathlib import Path
+from collections.abc import Awaitable
 
 import pytest
 
@@ -16,21 +15,10 @@ from a2a_grpc.core import states
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import Claim, MemoryTaskStore, TaskFencedError, TaskStore
 from tests.integration.test_store_contract import ME, ev, query, task
-from tests.stores import KINDS, Maker, store_maker
+from tests.stores import Maker
 
 FINAL = sorted(states.TERMINAL)
 LIVE = [states.SUBMITTED, states.WORKING, states.INPUT_REQUIRED]
-
-
-@pytest.fixture(params=KINDS)
-async def maker(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Maker]:
-    async with store_maker(request.param, tmp_path) as make:
-        yield make
-
-
-@pytest.fixture
-async def store(maker: Maker) -> TaskStore:
-    return await maker()
 
 
 def status(t: pb.Task, state: int) -> pb.StreamResponse:

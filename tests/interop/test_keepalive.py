@@ -38,10 +38,10 @@ async def test_the_official_03_client_through_quiet_spells(sdk03_python: Path) -
         assert seen[transport] == {
             # Subscribed to a task already WORKING: the task first, then the rest.
             "resubscribe": ["task", f"artifact-update:echo: quiet {QUIET_S}",
-                            "status-update:completed"],
-            "send_streaming": ["task", "status-update:working",
+                            "status-update:completed:final=True"],
+            "send_streaming": ["task", "status-update:working:final=False",
                                f"artifact-update:echo: quiet {QUIET_S}",
-                               "status-update:completed"]}, transport
+                               "status-update:completed:final=True"]}, transport
 
 
 async def test_the_official_1x_client_through_quiet_spells(sdk_python: Path) -> None:

@@ -12,25 +12,11 @@ the events seen or the error raised.
 import asyncio
 import json
 import sys
-import uuid
 
 import httpx
 from a2a.client import ClientConfig, ClientFactory
-from a2a.types import Message, MessageSendConfiguration, Part, Role, TaskIdParams, TextPart
-
-
-def msg(text):
-    return Message(role=Role.user, parts=[Part(root=TextPart(text=text))],
-                   message_id=str(uuid.uuid4()))
-
-
-def kind(event):
-    _, update = event
-    if update is None:
-        return "task"
-    if update.kind == "status-update":
-        return f"status-update:{update.status.state.value}"
-    return f"artifact-update:{update.artifact.parts[0].root.text}"
+from a2a.types import MessageSendConfiguration, TaskIdParams
+from sdk03_common import kind, msg
 
 
 async def collect(events):

@@ -13,7 +13,6 @@ of this process, and read with the SDK's own 0.3 Task model.
 import asyncio
 import json
 import sys
-import uuid
 
 import grpc
 import httpx
@@ -22,35 +21,14 @@ from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.grpc import a2a_pb2, a2a_pb2_grpc
 from a2a.types import (
     GetTaskPushNotificationConfigParams,
-    Message,
     MessageSendConfiguration,
-    Part,
     PushNotificationConfig,
-    Role,
     Task,
     TaskIdParams,
     TaskPushNotificationConfig,
     TaskQueryParams,
-    TextPart,
 )
-
-
-def msg(text, task_id=None):
-    return Message(role=Role.user, parts=[Part(root=TextPart(text=text))],
-                   message_id=str(uuid.uuid4()), task_id=task_id)
-
-
-def kind(event):
-    """What the event was: the client hands (task so far, update) pairs, and the
-    task object goes on changing, so only the update says what arrived."""
-    if isinstance(event, Message):
-        return "message"
-    _, update = event
-    if update is None:
-        return "task"
-    if update.kind == "status-update":
-        return f"status-update:{update.status.state.value}:final={update.final}"
-    return f"artifact-update:{update.artifact.parts[0].root.text}"
+from sdk03_common import kind, msg
 
 
 async def error_of(call):
