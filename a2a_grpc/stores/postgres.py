@@ -94,10 +94,12 @@ class PostgresTaskStore(SqlTaskStore):
             "SELECT t.tenant, t.id, t.state, t.epoch FROM unnest(?::text[], ?::text[]) "
             "AS k (tenant, id) JOIN a2a_tasks t ON t.tenant = k.tenant AND t.id = k.id "
             "ORDER BY t.tenant, t.id FOR UPDATE OF t", tenants, ids)
+        # A scalar MAX per task: read from the end of the log's key (a join and
+        # GROUP BY would read the whole log of each task, growing with it).
         last = {(r[0], r[1]): int(r[2]) for r in await tx.fetch(
-            "SELECT e.tenant, e.task_id, MAX(e.seq) FROM unnest(?::text[], ?::text[]) "
-            "AS k (tenant, id) JOIN a2a_events e ON e.tenant = k.tenant AND e.task_id = k.id "
-            "GROUP BY e.tenant, e.task_id", tenants, ids)}
+            "SELECT k.tenant, k.id, (SELECT MAX(e.seq) FROM a2a_events e WHERE "
+            "e.tenant = k.tenant AND e.task_id = k.id) FROM unnest(?::text[], ?::text[]) "
+            "AS k (tenant, id)", tenants, ids) if r[2] is not None}
         return {(r[0], r[1]): Fence(last.get((r[0], r[1]), 0), int(r[2]), int(r[3]))
                 for r in rows}
 

@@ -124,9 +124,12 @@ class SqlTaskStore:
         for at in range(0, len(keys), _STATES_CHUNK):
             chunk = keys[at:at + _STATES_CHUNK]
             chunk += [chunk[-1]] * (_STATES_CHUNK - len(chunk))
+            # DISTINCT: the padding repeats a key, and each row left would read
+            # its task's last sequence number again.
             rows = await tx.fetch(
                 "SELECT t.tenant, t.id, t.state, t.epoch, (SELECT MAX(e.seq) FROM a2a_events e "
-                f"WHERE e.tenant = t.tenant AND e.task_id = t.id) FROM (VALUES {marks}) AS k "
+                "WHERE e.tenant = t.tenant AND e.task_id = t.id) FROM (SELECT DISTINCT column1, "
+                f"column2 FROM (VALUES {marks})) AS k "
                 "JOIN a2a_tasks t ON t.tenant = k.column1 AND t.id = k.column2",
                 *(v for key in chunk for v in key))
             found.update(((r[0], r[1]), Fence(int(r[4] or 0), int(r[2]), int(r[3])))
