@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -36,11 +37,29 @@ def _run(*cmd: str | Path, cwd: Path) -> str:
     return done.stdout
 
 
+def _checkout(into: Path) -> Path:
+    """The repository's files as they are (committed or not, ignored ones left out,
+    links kept): a build there can't pick up a stale build/ of the working tree."""
+    listed = _run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                  cwd=ROOT)
+    for name in filter(None, listed.split("\0")):
+        src, dst = ROOT / name, into / name
+        if not src.exists() and not src.is_symlink():
+            continue  # deleted in the working tree, not yet in the index
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            dst.symlink_to(os.readlink(src))
+        else:
+            shutil.copy2(src, dst)
+    return into
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the Python of a fresh virtualenv it is installed in)."""
     home = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist", ROOT,
+    source = _checkout(home / "source")
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist", source,
          cwd=home)
     [wheel] = (home / "dist").glob("a2a_grpc-*.whl")
     venv.create(home / "venv", with_pip=True)
