@@ -20,6 +20,7 @@ from a2a_grpc.app.serve import gateway, serve
 from a2a_grpc.app.settings import GROUPS, add_flags, load
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
+from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.stores import DEFAULT_URL, open_store
@@ -139,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
                              tuple(args.forward_header)), net.loop)
     except ValueError as exc:
         parser.error(str(exc))
+    except MissingExtraError as exc:
+        print(f"a2a-grpc: {exc}", file=sys.stderr)
+        return 1
     except PortInUseError as exc:
         print(f"a2a-grpc: {exc}; pick another port with --grpc-port / --http-port",
               file=sys.stderr)

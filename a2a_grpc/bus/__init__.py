@@ -2,6 +2,7 @@
 
 from a2a_grpc.bus.base import EventBus, Subscription
 from a2a_grpc.bus.local import Backlog, LocalEventBus
+from a2a_grpc.core.extras import missing
 
 __all__ = ["Backlog", "EventBus", "LocalEventBus", "Subscription", "open_bus"]
 
@@ -12,7 +13,10 @@ async def open_bus(url: str | None, backlog: Backlog | None = None) -> EventBus:
     if not url:
         return LocalEventBus(backlog)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from a2a_grpc.bus.redis import RedisEventBus
+        try:
+            from a2a_grpc.bus.redis import RedisEventBus
+        except ImportError as exc:
+            raise missing(exc, "--bus redis://", "redis") from None
 
         bus = RedisEventBus(url, backlog)
         await bus.open()

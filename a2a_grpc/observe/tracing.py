@@ -30,6 +30,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, TracerProvider
 
+from a2a_grpc.core.extras import missing
+
 __all__ = ["SpanKind", "child", "current", "extract", "failed", "from_env", "inject", "install",
            "recalled", "remember", "start", "tracer"]
 
@@ -67,9 +69,13 @@ def from_env(environ: Mapping[str, str] | None = None) -> TracerProvider | None:
     names = [n for n in names if n != "none"]
     if not names:
         return None
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider as SdkProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    try:
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider as SdkProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError as exc:
+        raise missing(exc, f"exporting traces (OTEL_TRACES_EXPORTER={','.join(names)})",
+                      "otel") from None
 
     # Resource.create() reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
     resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or "a2a-grpc"})
@@ -89,16 +95,19 @@ def _exporter(name: str, env: Mapping[str, str]) -> Any:
                          "'console' or 'none'")
     protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
                 or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf")
-    if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-        return OTLPSpanExporter()
-    if protocol != "http/protobuf":
+    if protocol not in ("grpc", "http/protobuf"):
         raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: use 'grpc' or "
                          "'http/protobuf'")
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
-        OTLPSpanExporter as HttpExporter,
-    )
-    return HttpExporter()
+    try:
+        if protocol == "grpc":
+            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+            return OTLPSpanExporter()
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+            OTLPSpanExporter as HttpExporter,
+        )
+        return HttpExporter()
+    except ImportError as exc:
+        raise missing(exc, f"exporting traces over OTLP ({protocol})", "otel") from None
 
 
 def extract(carrier: Mapping[str, str]) -> otel_context.Context | None:

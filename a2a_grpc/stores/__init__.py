@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from a2a_grpc.core.extras import missing
 from a2a_grpc.stores.base import (
     COMMITTED,
     Claim,
@@ -55,8 +56,10 @@ def store_for(url: str) -> TaskStore:
             raise ValueError("sqlite:/// needs a file path, e.g. sqlite:///a2a-grpc.db")
         return SqliteTaskStore(path)
     if url.startswith(("postgresql://", "postgres://")):
-        from a2a_grpc.stores.postgres import PostgresTaskStore
-
+        try:
+            from a2a_grpc.stores.postgres import PostgresTaskStore
+        except ImportError as exc:
+            raise missing(exc, "--store postgresql://", "postgres") from None
         return PostgresTaskStore(url)
     raise ValueError(f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://...")
 

@@ -131,3 +131,33 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
     finally:
         proc.kill()
         await proc.wait()
+
+
+@pytest.mark.parametrize(("flags", "env", "extra"), [
+    (("--bus", "redis://127.0.0.1:6379/0"), {}, "redis"),
+    (("--store", "postgresql://postgres@127.0.0.1:5432/test"), {}, "postgres"),
+    ((), {"OTEL_TRACES_EXPORTER": "otlp"}, "otel"),
+])
+def test_the_base_install_names_the_extra_a_feature_needs(
+        installed: tuple[Path, Path], tmp_path: Path, flags: tuple[str, ...],
+        env: dict[str, str], extra: str) -> None:
+    """The wheel alone serves every binding (above); asking for what an extra
+    brings is one line naming the extra, not a traceback."""
+    _, python = installed
+    done = subprocess.run(
+        [str(python), "-m", "a2a_grpc", "serve", "--store", "memory", "--grpc-port", "0",
+         "--http-port", "0", *flags], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, env={**os.environ, **env}, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"pip install 'a2a-grpc[{extra}]'" in done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if " INFO " not in line]
+    assert errors == [line for line in errors if line.startswith("a2a-grpc: ")], done.stderr
+    assert len(errors) == 1, done.stderr  # one line, besides the start-up's log
+
+
+def test_the_base_install_leaves_the_extras_out(installed: tuple[Path, Path]) -> None:
+    _, python = installed
+    names = _run(python, "-m", "pip", "list", "--format=freeze", cwd=python.parent).lower()
+    for package in ("asyncpg", "redis", "opentelemetry-sdk", "opentelemetry-exporter-otlp"):
+        assert f"\n{package}" not in "\n" + names, package
