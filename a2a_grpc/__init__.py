@@ -12,6 +12,7 @@ from a2a_grpc.cards import Interface, public_card
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.core.lifecycle import IllegalTransitionError
+from a2a_grpc.core.version import VERSION as __version__
 from a2a_grpc.grpc_edge import start_grpc
 from a2a_grpc.handler import RequestHandler
 
@@ -25,6 +26,7 @@ __all__ = [
     "RequestContext",
     "RequestHandler",
     "TaskEvents",
+    "__version__",
     "public_card",
     "start_grpc",
 ]

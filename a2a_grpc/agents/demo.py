@@ -25,6 +25,7 @@ from google.protobuf.struct_pb2 import Value
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.core import states
 from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.version import VERSION
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Part
 
 MAX_STREAM_CHUNKS = 10_000
@@ -121,7 +122,7 @@ def demo_card() -> AgentCard:
     return AgentCard(
         name="a2a-grpc demo agent",
         description="Echoes text, streams chunks, waits, asks for input, replies directly.",
-        version="0.1.0",
+        version=VERSION,  # the demo agent is as new as the server it ships in
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],

@@ -21,6 +21,7 @@ from a2a_grpc.app.settings import GROUPS, add_flags, load
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
+from a2a_grpc.core.version import describe
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.stores import DEFAULT_URL, open_store
@@ -84,6 +85,8 @@ def run_loop(main: Coroutine[Any, Any, None], loop: str) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="a2a-grpc", description="A2A 1.0 server, gRPC first.")
+    parser.add_argument("--version", action="version", version=describe(),
+                        help="print the version and the A2A protocol versions served")
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="serve an agent (the built-in demo agent by default)",
                        description="Each flag may also come from the environment "

@@ -161,3 +161,16 @@ def test_the_base_install_leaves_the_extras_out(installed: tuple[Path, Path]) ->
     names = _run(python, "-m", "pip", "list", "--format=freeze", cwd=python.parent).lower()
     for package in ("asyncpg", "redis", "opentelemetry-sdk", "opentelemetry-exporter-otlp"):
         assert f"\n{package}" not in "\n" + names, package
+
+
+def test_the_installed_version_is_the_wheels(installed: tuple[Path, Path]) -> None:
+    wheel, python = installed
+    version = wheel.name.split("-")[1]
+    shown = _run(python, "-m", "a2a_grpc", "--version", cwd=wheel.parent)
+    assert shown.startswith(f"a2a-grpc {version}, serving A2A 1.0 ")
+    assert "A2A 0.3" in shown and "the first draft" in shown
+    assert _run(python, "-c", "import a2a_grpc; print(a2a_grpc.__version__)",
+                cwd=wheel.parent).strip() == version
+    card = _run(python, "-c", "from a2a_grpc.agents.demo import demo_card; "
+                "print(demo_card().version)", cwd=wheel.parent).strip()
+    assert card == version  # the demo agent ships with the server: one version
