@@ -16,6 +16,7 @@ from typing import Any
 from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.options import http_options
+from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
 from a2a_grpc.app.settings import GROUPS, add_flags, load
 from a2a_grpc.auth.basic import hash_password
@@ -115,6 +116,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="list push notifications that were given up on (newest last)")
     d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
     d.add_argument("--limit", type=int, default=100)
+    pr = sub.add_parser("proto", help="write the .proto files (with the google/api and "
+                        "google/rpc ones they need) for stubs in another language")
+    pr.add_argument("--out", type=Path, required=True, metavar="DIR",
+                    help="where to write them; then e.g. protoc -I DIR --go_out=... "
+                         "DIR/a2a.proto")
     pw = sub.add_parser("passwd", help="a line for serve --basic-users: USER:HASH (the "
                         "password is read from the terminal, or from stdin when piped)")
     pw.add_argument("user")
@@ -126,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "passwd":
         return _passwd(args.user)
+    if args.command == "proto":
+        for path in write_protos(args.out):
+            print(path)
+        return 0
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
     if args.command in VERBS:

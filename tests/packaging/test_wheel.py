@@ -174,3 +174,28 @@ def test_the_installed_version_is_the_wheels(installed: tuple[Path, Path]) -> No
     card = _run(python, "-c", "from a2a_grpc.agents.demo import demo_card; "
                 "print(demo_card().version)", cwd=wheel.parent).strip()
     assert card == version  # the demo agent ships with the server: one version
+
+
+def test_the_contract_ships_for_other_languages(installed: tuple[Path, Path],
+                                               tmp_path: Path) -> None:
+    """`a2a-grpc proto --out DIR` from the installed wheel writes files protoc
+    compiles with nothing but DIR (and its own well-known types)."""
+    _, python = installed
+    out = tmp_path / "protos"
+    listed = _run(python, "-m", "a2a_grpc", "proto", "--out", out, cwd=tmp_path).split()
+    assert (out / "a2a.proto").read_bytes() == (ROOT / "proto" / "a2a.proto").read_bytes()
+    for name in ("google/api/annotations.proto", "google/api/http.proto",
+                 "google/rpc/status.proto", "google/rpc/error_details.proto"):
+        assert str(out / name) in listed, name
+    import grpc_tools  # the dev environment's protoc, standing in for another language's
+    from google.protobuf import descriptor_pb2
+
+    well_known = Path(grpc_tools.__file__).parent / "_proto"
+    pb = tmp_path / "a2a.pb"
+    _run(sys.executable, "-m", "grpc_tools.protoc", f"-I{out}", f"-I{well_known}",
+         "--include_imports", f"--descriptor_set_out={pb}", "a2a.proto",
+         "google/rpc/error_details.proto", cwd=tmp_path)
+    files = descriptor_pb2.FileDescriptorSet.FromString(pb.read_bytes()).file
+    [ours] = [f for f in files if f.name == "a2a.proto"]
+    [service] = ours.service
+    assert (ours.package, service.name, len(service.method)) == ("lf.a2a.v1", "A2AService", 11)
