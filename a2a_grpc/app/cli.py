@@ -138,9 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
-    if args.command in VERBS:
-        return main_for(args)
     try:
+        if args.command in VERBS:
+            return main_for(args)
         settings = load(args, getattr(args, "config", None))
         logs.setup(settings.observability.log_level, settings.observability.log_format)
         net = settings.network

@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack
 from opentelemetry import trace
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app import keys as signing_keys
 from a2a_grpc.app.gateway import gateway
 from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
@@ -51,15 +52,13 @@ from a2a_grpc.cards.card import (
     host_port,
     public_card,
 )
-from a2a_grpc.cards.signing import sign as sign_card
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.push.digest import HEADER as SIGNATURE_HEADER
 from a2a_grpc.push.sender import PushSender
-from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
-from a2a_grpc.push.signing import Signer, load_keys
 from a2a_grpc.stores import open_store
 
 __all__ = ["gateway", "serve"]
@@ -98,6 +97,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     card = card_for(agent)
     verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
     gate = Gate(card, verifiers)
+    keys = signing_keys.load(push.keys_dir, card_keys)
     store = await open_store(store_url)
     try:
         bus = await open_bus(bus_url, backlog)
@@ -129,9 +129,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         elif recovered:
             log.warning("%d task(s) were still running when the server last stopped: %s",
                         recovered, "resumed" if agent.resumable else "marked FAILED")
-        keys = load_keys(push.keys_dir) if push.keys_dir is not None else []
-        # The issuer is filled in below, once the public URL is known.
-        signer = Signer(keys, issuer="") if keys else None
+        signer = keys.signer()  # its issuer is filled in below, once the public URL is known
         sender = None
         if card.capabilities.push_notifications:
             config = push.sender if leases is None else dataclasses.replace(
@@ -146,10 +144,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         readiness = Readiness(store, bus if bus_url else None)
         watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
         cleanup.callback(watching.cancel)
-        card_signers = load_keys(card_keys, prefix="card") if card_keys is not None else []
-        published = {k.kid: k.public_jwk for k in [*keys, *card_signers]}  # one JWKS for both
         runner, http_port = await start_http(
-            service, card, http, grace, {"keys": list(published.values())} if published else None,
+            service, card, http, grace, keys.jwks(),
             metrics, readiness,
             Inspector(observe.inspector_remote_targets) if observe.inspector else None)
         cleanup.push_async_callback(runner.cleanup)
@@ -172,9 +168,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         if signer is not None:
             signer.issuer = base
             signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
-        handler.card = public_card(card, interfaces, signed)
-        if card_signers:
-            handler.card = sign_card(handler.card, card_signers[0], jku=base + JWKS_PATH)
+        handler.card = keys.sign_card(public_card(card, interfaces, signed), base + JWKS_PATH)
         runner.app[CARD].update(handler.card)
         log.info("listening: gRPC on %s, HTTP on %s%s", host_port(grpc_host, grpc_server.port),
                  host_port(http.host, http_port), also)

@@ -28,14 +28,16 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from a2a_grpc.auth.apikey import ApiKeyVerifier
 from a2a_grpc.auth.basic import BasicVerifier, parse_users
 from a2a_grpc.auth.identity import Verifier
-from a2a_grpc.auth.jwt import Jwks, JwtVerifier
 from a2a_grpc.auth.mtls import MtlsVerifier
 from a2a_grpc.generated.a2a_pb2 import AgentCard
+
+if TYPE_CHECKING:  # JWTs need the [auth] extra; the other schemes do not
+    from a2a_grpc.auth.jwt import JwtVerifier
 
 DISCOVERY = "/.well-known/openid-configuration"
 log = logging.getLogger("a2a_grpc.auth")
@@ -103,12 +105,11 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
         else:
             http = card.security_schemes[name].http_auth_security_scheme
             http.scheme, http.bearer_format = "Bearer", "JWT"
-        verifiers[name] = _jwt(name, options, Jwks(options.jwt_jwks)
-                               if options.jwt_jwks else None)
+        verifiers[name] = _jwt(name, options, options.jwt_jwks)
     if options.oidc_issuer:
         url = options.oidc_issuer.rstrip("/") + DISCOVERY
         card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = url
-        verifiers["oidc"] = _jwt("oidc", options, Jwks(url, discovery=True),
+        verifiers["oidc"] = _jwt("oidc", options, url, discovery=True,
                                  issuer=options.jwt_issuer or options.oidc_issuer.rstrip("/"))
     if options.mtls:
         card.security_schemes["mtls"].mtls_security_scheme.description = (
@@ -125,9 +126,12 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
     return verifiers
 
 
-def _jwt(name: str, options: AuthOptions, jwks: Jwks | None,
+def _jwt(name: str, options: AuthOptions, jwks_url: str | None, discovery: bool = False,
          issuer: str | None = None) -> JwtVerifier:
+    from a2a_grpc.auth.jwt import Jwks, JwtVerifier  # MissingExtraError without [auth]
+
     keys: list[Any] = [_read(path, "--jwt-key") for path in options.jwt_keys]  # PEM public keys
+    jwks = Jwks(jwks_url, discovery=discovery) if jwks_url else None
     return JwtVerifier(name, jwks=jwks, keys=keys, issuer=issuer or options.jwt_issuer,
                        audience=options.jwt_audience)
 

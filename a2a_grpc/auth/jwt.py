@@ -21,11 +21,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import aiohttp
-import jwt
 
 from a2a_grpc.auth.identity import Identity
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import UnauthenticatedError
+from a2a_grpc.core.extras import missing
+
+try:
+    import jwt
+except ImportError as exc:
+    raise missing(exc, "JWT callers (--jwt-jwks, --jwt-key, --oidc-issuer)", "auth") from None
 
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
 

@@ -21,18 +21,22 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-import jwt
 from google.protobuf import json_format
-from jwt.utils import base64url_decode, base64url_encode
 
+from a2a_grpc.cards.errors import CardSignatureError
+from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.push.signing import SigningKey
 
+try:
+    import jwt
+    from jwt.utils import base64url_decode, base64url_encode
+except ImportError as exc:
+    raise missing(exc, "signed agent cards", "auth") from None
+
+__all__ = ["CardSignatureError", "canonical", "sign", "verify"]
+
 MAX_DEPTH = 64
-
-
-class CardSignatureError(Exception):
-    """The card has no signature, or none that verifies with the keys given."""
 
 
 def canonical(card: AgentCard) -> bytes:

@@ -27,12 +27,11 @@ from typing import Any
 import aiohttp
 from google.protobuf import json_format
 
-from a2a_grpc.cards.signing import CardSignatureError
+from a2a_grpc.cards.errors import CardSignatureError
 from a2a_grpc.client.client import A2AClient
 from a2a_grpc.client.credentials import ClientCredentialsGrant
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.output import EXIT, Output
-from a2a_grpc.client.verify import verify_card
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.generated import a2a_pb2 as pb
 
@@ -155,6 +154,8 @@ async def run(args: argparse.Namespace) -> int:
 
 
 async def _verify(client: A2AClient, args: argparse.Namespace) -> int:
+    from a2a_grpc.client.verify import verify_card  # needs the [auth] extra
+
     async with aiohttp.ClientSession() as session:
         try:
             kid = await verify_card(client.card, args.url, session, args.jwks)

@@ -12,10 +12,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
-import jwt
 
 from a2a_grpc.cards.signing import CardSignatureError, verify
+from a2a_grpc.core.extras import missing
 from a2a_grpc.generated import a2a_pb2 as pb
+
+try:
+    import jwt
+except ImportError as exc:
+    raise missing(exc, "checking a card's signature (card --verify)", "auth") from None
 
 
 async def verify_card(card: pb.AgentCard, card_url: str, session: aiohttp.ClientSession,

@@ -4,13 +4,15 @@ is missing fails with one line saying what to install, never a traceback.
     pip install 'a2a-grpc[postgres]'   # --store postgresql://
     pip install 'a2a-grpc[redis]'      # --bus redis://
     pip install 'a2a-grpc[otel]'       # exporting traces (OTEL_TRACES_EXPORTER, OTLP)
+    pip install 'a2a-grpc[auth]'       # JWT/OIDC callers, signed push notifications and cards
     pip install 'a2a-grpc[all]'
 """
 
 from __future__ import annotations
 
 # extra -> the top-level modules it brings
-EXTRAS = {"postgres": ("asyncpg",), "redis": ("redis",), "otel": ("opentelemetry",)}
+EXTRAS = {"postgres": ("asyncpg",), "redis": ("redis",), "otel": ("opentelemetry",),
+          "auth": ("jwt", "cryptography")}
 
 
 class MissingExtraError(RuntimeError):

@@ -21,12 +21,17 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import aiohttp
-import jwt
 from aiohttp import web
 from google.protobuf import json_format
 
+from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
-from a2a_grpc.push.signing import HEADER, body_digest
+from a2a_grpc.push.digest import HEADER, body_digest
+
+try:
+    import jwt
+except ImportError as exc:
+    raise missing(exc, "checking push notification signatures", "auth") from None
 
 TOKEN_HEADER = "X-A2A-Notification-Token"
 ALGORITHMS = ["ES256", "RS256"]

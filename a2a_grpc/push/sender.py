@@ -33,7 +33,7 @@ import random
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import aiohttp
 from google.protobuf import json_format
@@ -43,9 +43,11 @@ from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
 from a2a_grpc.legacy import json01, json03
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.push.digest import HEADER as SIGNATURE_HEADER
 from a2a_grpc.push.policy import PushPolicy, PushTargetRefused
-from a2a_grpc.push.signing import HEADER as SIGNATURE_HEADER
-from a2a_grpc.push.signing import Signer
+
+if TYPE_CHECKING:  # signing needs the [auth] extra; a sender without a signer does not
+    from a2a_grpc.push.signing import Signer
 from a2a_grpc.stores import Delivery, PushStore, TaskLog
 
 log = logging.getLogger("a2a_grpc.push")

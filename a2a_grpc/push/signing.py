@@ -10,7 +10,6 @@ later) never breaks verification of notifications already in flight.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import time
@@ -19,19 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import jwt
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from a2a_grpc.core.extras import missing
+from a2a_grpc.push.digest import HEADER, b64url, body_digest
 
-HEADER = "A2A-Notification-Signature"
+try:
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+except ImportError as exc:
+    raise missing(exc, "signing keys (--push-keys, --card-keys)", "auth") from None
 
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def body_digest(body: bytes) -> str:
-    return b64url(hashlib.sha256(body).digest())
+__all__ = ["HEADER", "Signer", "SigningKey", "body_digest", "load_keys"]
 
 
 @dataclass(frozen=True, slots=True)

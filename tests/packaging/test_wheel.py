@@ -16,6 +16,8 @@ import sys
 import uuid
 import venv
 import zipfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -25,6 +27,8 @@ import pytest
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_pb2_grpc
 from tests.processes import LISTENING
+from tests.redis_bus import bus_url, drop_prefix, redis_prefix
+from tests.stores import drop_schema, postgres_schema, postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = {"A2A-Version": "1.0"}
@@ -54,6 +58,41 @@ def _checkout(into: Path) -> Path:
     return into
 
 
+def message() -> dict[str, object]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+
+
+@asynccontextmanager
+async def _serving(python: Path, cwd: Path, *flags: str) -> AsyncIterator[tuple[int, int]]:
+    """`python -m a2a_grpc serve FLAGS` in `cwd`, as (its gRPC port, its HTTP port)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "-m", "a2a_grpc", "serve", "--grpc-port", "0", "--http-port", "0", *flags,
+        cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        log = []
+        while not (found := LISTENING.search(line := (await asyncio.wait_for(
+                proc.stdout.readline(), 60)).decode())):
+            log.append(line)
+            assert line, "serve exited:\n" + "".join(log)
+        grpc_port, http_port = (int(g) for g in found.groups())
+        yield grpc_port, http_port
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+def _venv(home: Path, requirement: str) -> Path:
+    """The Python of a fresh virtualenv in `home` with `requirement` installed."""
+    venv.create(home / "venv", with_pip=True)
+    python = home / "venv" / "bin" / "python"
+    print(f"\ninstalling {Path(requirement).name} and its dependencies into {home / 'venv'}...",
+          file=sys.stderr)
+    _run(python, "-m", "pip", "install", "-q", requirement, cwd=home)
+    return python
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the wheel, the Python of a fresh virtualenv it is installed in)."""
@@ -62,12 +101,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist", source,
          cwd=home)
     [wheel] = (home / "dist").glob("a2a_grpc-*.whl")
-    venv.create(home / "venv", with_pip=True)
-    python = home / "venv" / "bin" / "python"
-    print(f"\ninstalling {wheel.name} and its dependencies into {home / 'venv'}...",
-          file=sys.stderr)
-    _run(python, "-m", "pip", "install", "-q", wheel, cwd=home)
-    return wheel, python
+    return wheel, _venv(home, str(wheel))
+
+
+@pytest.fixture(scope="module")
+def installed_all(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python of a fresh virtualenv with the wheel and every extra (`[all]`)."""
+    wheel, _ = installed
+    return _venv(tmp_path_factory.mktemp("wheel-all"), f"{wheel}[all]")
 
 
 def test_the_wheel_owns_one_import_name(installed: tuple[Path, Path]) -> None:
@@ -93,26 +134,9 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
     (tmp_path / "bridge.py").write_text("raise RuntimeError('the user\\'s own bridge.py')\n")
     (tmp_path / "generated").mkdir()
     (tmp_path / "generated" / "__init__.py").write_text("raise RuntimeError('not ours')\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # `python -m` puts the working directory first on sys.path: the strictest case.
-    proc = await asyncio.create_subprocess_exec(
-        str(python), "-m", "a2a_grpc", "serve", "--store", "memory", "--grpc-port", "0",
-        "--http-port", "0", cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT)
-    try:
-        assert proc.stdout is not None
-        log = []
-        while not (found := LISTENING.search(line := (await asyncio.wait_for(
-                proc.stdout.readline(), 60)).decode())):
-            log.append(line)
-            assert line, "serve exited:\n" + "".join(log)
-        grpc_port, http_port = (int(g) for g in found.groups())
+    async with _serving(python, tmp_path, "--store", "memory") as (grpc_port, http_port):
         base = f"http://127.0.0.1:{http_port}"
-
-        def message() -> dict[str, object]:
-            return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                    "parts": [{"text": "hello"}]}
-
         async with aiohttp.ClientSession(headers=HEADERS) as http:
             async with http.post(base + "/", json={"jsonrpc": "2.0", "id": 1,
                                                    "method": "SendMessage",
@@ -128,15 +152,22 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
                     message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
                     parts=[pb.Part(text="hello")])), metadata=(("a2a-version", "1.0"),))
         assert answer.task.status.state == pb.TASK_STATE_COMPLETED
-    finally:
-        proc.kill()
-        await proc.wait()
+        # the client's card check needs [auth] and says so
+        done = await asyncio.to_thread(subprocess.run, [
+            str(python), "-m", "a2a_grpc", "card", base, "--verify"], cwd=tmp_path,
+            capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.strip().endswith("pip install 'a2a-grpc[auth]'"), done.stderr
 
 
 @pytest.mark.parametrize(("flags", "env", "extra"), [
     (("--bus", "redis://127.0.0.1:6379/0"), {}, "redis"),
     (("--store", "postgresql://postgres@127.0.0.1:5432/test"), {}, "postgres"),
     ((), {"OTEL_TRACES_EXPORTER": "otlp"}, "otel"),
+    (("--push-keys", "keys"), {}, "auth"),
+    (("--card-keys", "keys"), {}, "auth"),
+    (("--jwt-jwks", "https://issuer.example/jwks.json"), {}, "auth"),
+    (("--oidc-issuer", "https://issuer.example"), {}, "auth"),
 ])
 def test_the_base_install_names_the_extra_a_feature_needs(
         installed: tuple[Path, Path], tmp_path: Path, flags: tuple[str, ...],
@@ -159,7 +190,8 @@ def test_the_base_install_names_the_extra_a_feature_needs(
 def test_the_base_install_leaves_the_extras_out(installed: tuple[Path, Path]) -> None:
     _, python = installed
     names = _run(python, "-m", "pip", "list", "--format=freeze", cwd=python.parent).lower()
-    for package in ("asyncpg", "redis", "opentelemetry-sdk", "opentelemetry-exporter-otlp"):
+    for package in ("asyncpg", "redis", "opentelemetry-sdk", "opentelemetry-exporter-otlp",
+                    "pyjwt", "cryptography"):
         assert f"\n{package}" not in "\n" + names, package
 
 
@@ -199,3 +231,27 @@ def test_the_contract_ships_for_other_languages(installed: tuple[Path, Path],
     [ours] = [f for f in files if f.name == "a2a.proto"]
     [service] = ours.service
     assert (ours.package, service.name, len(service.method)) == ("lf.a2a.v1", "A2AService", 11)
+
+
+async def test_the_all_install_serves_with_every_extra(installed_all: Path, tmp_path: Path) -> None:
+    """`[all]`: PostgreSQL store, Redis bus, signed push notifications and card,
+    and the client checking the card's signature, from the installed wheel."""
+    schema, prefix = await postgres_schema(), await redis_prefix()
+    try:
+        async with _serving(installed_all, tmp_path, "--store", postgres_url(schema),
+                            "--bus", bus_url(prefix), "--push-keys", str(tmp_path / "push"),
+                            "--card-keys", str(tmp_path / "card")) as (_, http_port):
+            base = f"http://127.0.0.1:{http_port}"
+            async with aiohttp.ClientSession(headers=HEADERS) as http:
+                async with http.post(base + "/message:send", json={"message": message()}) as r:
+                    sent = await r.json()
+                async with http.get(base + "/.well-known/agent-card.json") as resp:
+                    card = await resp.json()
+            assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            assert card["capabilities"]["pushNotifications"] and card["signatures"]
+            checked = await asyncio.to_thread(
+                _run, installed_all, "-m", "a2a_grpc", "card", base, "--verify", cwd=tmp_path)
+            assert "signature: valid" in checked
+    finally:
+        await drop_schema(schema)
+        await drop_prefix(prefix)
