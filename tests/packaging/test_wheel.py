@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
 import uuid
-import venv
 import zipfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
@@ -26,89 +22,9 @@ import pytest
 
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_pb2_grpc
-from tests.processes import LISTENING
+from tests.packaging.installed import HEADERS, ROOT, message, run, serving
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
 from tests.stores import drop_schema, postgres_schema, postgres_url
-
-ROOT = Path(__file__).resolve().parents[2]
-HEADERS = {"A2A-Version": "1.0"}
-
-
-def _run(*cmd: str | Path, cwd: Path) -> str:
-    done = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True,
-                          timeout=900, check=False)
-    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
-
-
-def _checkout(into: Path) -> Path:
-    """The repository's files as they are (committed or not, ignored ones left out,
-    links kept): a build there can't pick up a stale build/ of the working tree."""
-    listed = _run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-                  cwd=ROOT)
-    for name in filter(None, listed.split("\0")):
-        src, dst = ROOT / name, into / name
-        if not src.exists() and not src.is_symlink():
-            continue  # deleted in the working tree, not yet in the index
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if src.is_symlink():
-            dst.symlink_to(os.readlink(src))
-        else:
-            shutil.copy2(src, dst)
-    return into
-
-
-def message() -> dict[str, object]:
-    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hello"}]}
-
-
-@asynccontextmanager
-async def _serving(python: Path, cwd: Path, *flags: str) -> AsyncIterator[tuple[int, int]]:
-    """`python -m a2a_grpc serve FLAGS` in `cwd`, as (its gRPC port, its HTTP port)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    proc = await asyncio.create_subprocess_exec(
-        str(python), "-m", "a2a_grpc", "serve", "--grpc-port", "0", "--http-port", "0", *flags,
-        cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    try:
-        assert proc.stdout is not None
-        log = []
-        while not (found := LISTENING.search(line := (await asyncio.wait_for(
-                proc.stdout.readline(), 60)).decode())):
-            log.append(line)
-            assert line, "serve exited:\n" + "".join(log)
-        grpc_port, http_port = (int(g) for g in found.groups())
-        yield grpc_port, http_port
-    finally:
-        proc.kill()
-        await proc.wait()
-
-
-def _venv(home: Path, requirement: str) -> Path:
-    """The Python of a fresh virtualenv in `home` with `requirement` installed."""
-    venv.create(home / "venv", with_pip=True)
-    python = home / "venv" / "bin" / "python"
-    print(f"\ninstalling {Path(requirement).name} and its dependencies into {home / 'venv'}...",
-          file=sys.stderr)
-    _run(python, "-m", "pip", "install", "-q", requirement, cwd=home)
-    return python
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the wheel, the Python of a fresh virtualenv it is installed in)."""
-    home = tmp_path_factory.mktemp("wheel")
-    source = _checkout(home / "source")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist", source,
-         cwd=home)
-    [wheel] = (home / "dist").glob("a2a_grpc-*.whl")
-    return wheel, _venv(home, str(wheel))
-
-
-@pytest.fixture(scope="module")
-def installed_all(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python of a fresh virtualenv with the wheel and every extra (`[all]`)."""
-    wheel, _ = installed
-    return _venv(tmp_path_factory.mktemp("wheel-all"), f"{wheel}[all]")
 
 
 def test_the_wheel_owns_one_import_name(installed: tuple[Path, Path]) -> None:
@@ -116,12 +32,12 @@ def test_the_wheel_owns_one_import_name(installed: tuple[Path, Path]) -> None:
     dist_info = wheel.name.split("-py")[0] + ".dist-info"  # a2a_grpc-VERSION.dist-info
     with zipfile.ZipFile(wheel) as z:
         assert {name.split("/")[0] for name in z.namelist()} == {"a2a_grpc", dist_info}
-    site = Path(_run(python, "-c", "import a2a_grpc, os; print(os.path.dirname("
+    site = Path(run(python, "-c", "import a2a_grpc, os; print(os.path.dirname("
                      "os.path.dirname(a2a_grpc.__file__)))", cwd=wheel.parent).strip())
     ours = {p.name for p in site.iterdir()
             if p.name.startswith(("a2a_grpc", "bridge", "generated"))}
     assert ours == {"a2a_grpc", dist_info}
-    shipped = _run(python, "-c", "import a2a_grpc.bridge.inspector.api as i, a2a_grpc.generated."
+    shipped = run(python, "-c", "import a2a_grpc.bridge.inspector.api as i, a2a_grpc.generated."
                    "a2a_pb2 as p, pathlib; print(sorted(f.name for f in pathlib.Path("
                    "i.__file__).parent.iterdir()), p.DESCRIPTOR.name)",
                    cwd=wheel.parent)
@@ -135,7 +51,7 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
     (tmp_path / "generated").mkdir()
     (tmp_path / "generated" / "__init__.py").write_text("raise RuntimeError('not ours')\n")
     # `python -m` puts the working directory first on sys.path: the strictest case.
-    async with _serving(python, tmp_path, "--store", "memory") as (grpc_port, http_port):
+    async with serving(python, tmp_path, "--store", "memory") as (grpc_port, http_port):
         base = f"http://127.0.0.1:{http_port}"
         async with aiohttp.ClientSession(headers=HEADERS) as http:
             async with http.post(base + "/", json={"jsonrpc": "2.0", "id": 1,
@@ -189,7 +105,7 @@ def test_the_base_install_names_the_extra_a_feature_needs(
 
 def test_the_base_install_leaves_the_extras_out(installed: tuple[Path, Path]) -> None:
     _, python = installed
-    names = _run(python, "-m", "pip", "list", "--format=freeze", cwd=python.parent).lower()
+    names = run(python, "-m", "pip", "list", "--format=freeze", cwd=python.parent).lower()
     for package in ("asyncpg", "redis", "opentelemetry-sdk", "opentelemetry-exporter-otlp",
                     "pyjwt", "cryptography"):
         assert f"\n{package}" not in "\n" + names, package
@@ -198,12 +114,12 @@ def test_the_base_install_leaves_the_extras_out(installed: tuple[Path, Path]) ->
 def test_the_installed_version_is_the_wheels(installed: tuple[Path, Path]) -> None:
     wheel, python = installed
     version = wheel.name.split("-")[1]
-    shown = _run(python, "-m", "a2a_grpc", "--version", cwd=wheel.parent)
+    shown = run(python, "-m", "a2a_grpc", "--version", cwd=wheel.parent)
     assert shown.startswith(f"a2a-grpc {version}, serving A2A 1.0 ")
     assert "A2A 0.3" in shown and "the first draft" in shown
-    assert _run(python, "-c", "import a2a_grpc; print(a2a_grpc.__version__)",
+    assert run(python, "-c", "import a2a_grpc; print(a2a_grpc.__version__)",
                 cwd=wheel.parent).strip() == version
-    card = _run(python, "-c", "from a2a_grpc.agents.demo import demo_card; "
+    card = run(python, "-c", "from a2a_grpc.agents.demo import demo_card; "
                 "print(demo_card().version)", cwd=wheel.parent).strip()
     assert card == version  # the demo agent ships with the server: one version
 
@@ -214,7 +130,7 @@ def test_the_contract_ships_for_other_languages(installed: tuple[Path, Path],
     compiles with nothing but DIR (and its own well-known types)."""
     _, python = installed
     out = tmp_path / "protos"
-    listed = _run(python, "-m", "a2a_grpc", "proto", "--out", out, cwd=tmp_path).split()
+    listed = run(python, "-m", "a2a_grpc", "proto", "--out", out, cwd=tmp_path).split()
     assert (out / "a2a.proto").read_bytes() == (ROOT / "proto" / "a2a.proto").read_bytes()
     for name in ("google/api/annotations.proto", "google/api/http.proto",
                  "google/rpc/status.proto", "google/rpc/error_details.proto"):
@@ -224,7 +140,7 @@ def test_the_contract_ships_for_other_languages(installed: tuple[Path, Path],
 
     well_known = Path(grpc_tools.__file__).parent / "_proto"
     pb = tmp_path / "a2a.pb"
-    _run(sys.executable, "-m", "grpc_tools.protoc", f"-I{out}", f"-I{well_known}",
+    run(sys.executable, "-m", "grpc_tools.protoc", f"-I{out}", f"-I{well_known}",
          "--include_imports", f"--descriptor_set_out={pb}", "a2a.proto",
          "google/rpc/error_details.proto", cwd=tmp_path)
     files = descriptor_pb2.FileDescriptorSet.FromString(pb.read_bytes()).file
@@ -238,7 +154,7 @@ async def test_the_all_install_serves_with_every_extra(installed_all: Path, tmp_
     and the client checking the card's signature, from the installed wheel."""
     schema, prefix = await postgres_schema(), await redis_prefix()
     try:
-        async with _serving(installed_all, tmp_path, "--store", postgres_url(schema),
+        async with serving(installed_all, tmp_path, "--store", postgres_url(schema),
                             "--bus", bus_url(prefix), "--push-keys", str(tmp_path / "push"),
                             "--card-keys", str(tmp_path / "card")) as (_, http_port):
             base = f"http://127.0.0.1:{http_port}"
@@ -250,7 +166,7 @@ async def test_the_all_install_serves_with_every_extra(installed_all: Path, tmp_
             assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
             assert card["capabilities"]["pushNotifications"] and card["signatures"]
             checked = await asyncio.to_thread(
-                _run, installed_all, "-m", "a2a_grpc", "card", base, "--verify", cwd=tmp_path)
+                run, installed_all, "-m", "a2a_grpc", "card", base, "--verify", cwd=tmp_path)
             assert "signature: valid" in checked
     finally:
         await drop_schema(schema)

@@ -1,0 +1,79 @@
+"""Helpers for tests of what users install: the wheel built from the working
+tree, fresh virtualenvs, `serve` run from them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+import venv
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from tests.processes import LISTENING
+
+ROOT = Path(__file__).resolve().parents[2]
+HEADERS = {"A2A-Version": "1.0"}
+
+
+def run(*cmd: str | Path, cwd: Path) -> str:
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def checkout(into: Path) -> Path:
+    """The repository's files as they are (committed or not, ignored ones left out,
+    links kept): a build there can't pick up a stale build/ of the working tree."""
+    listed = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                  cwd=ROOT)
+    for name in filter(None, listed.split("\0")):
+        src, dst = ROOT / name, into / name
+        if not src.exists() and not src.is_symlink():
+            continue  # deleted in the working tree, not yet in the index
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_symlink():
+            dst.symlink_to(os.readlink(src))
+        else:
+            shutil.copy2(src, dst)
+    return into
+
+
+def message() -> dict[str, object]:
+    return {"messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+
+
+@asynccontextmanager
+async def serving(python: Path, cwd: Path, *flags: str) -> AsyncIterator[tuple[int, int]]:
+    """`python -m a2a_grpc serve FLAGS` in `cwd`, as (its gRPC port, its HTTP port)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "-m", "a2a_grpc", "serve", "--grpc-port", "0", "--http-port", "0", *flags,
+        cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        log = []
+        while not (found := LISTENING.search(line := (await asyncio.wait_for(
+                proc.stdout.readline(), 60)).decode())):
+            log.append(line)
+            assert line, "serve exited:\n" + "".join(log)
+        grpc_port, http_port = (int(g) for g in found.groups())
+        yield grpc_port, http_port
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+def make_venv(home: Path, requirement: str) -> Path:
+    """The Python of a fresh virtualenv in `home` with `requirement` installed."""
+    venv.create(home / "venv", with_pip=True)
+    python = home / "venv" / "bin" / "python"
+    print(f"\ninstalling {Path(requirement).name} and its dependencies into {home / 'venv'}...",
+          file=sys.stderr)
+    run(python, "-m", "pip", "install", "-q", requirement, cwd=home)
+    return python
