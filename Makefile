@@ -6,13 +6,17 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck browser
+.PHONY: run test lint proto install clean bench bench-stores tck browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest $(ARGS)
+
+# The documentation site (mkdocs.yml) into site/; a warning is an error.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 # Measurements, not tests (see docs/benchmarks.md). `make bench` runs our server,
 # the official SDK's (installed into .interop/sdk-venv on first use) and a no-work

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,14 +63,15 @@ class Server:
         return await asyncio.to_thread(self.proc.wait, 15)
 
 
-async def start_server(*args: str) -> Server:
+async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> Server:
     """Spawn `a2a-grpc ARGS` on port 0 (unless ARGS name ports) and wait for the
-    line that says which ports it bound: no other process can take them first."""
+    line that says which ports it bound: no other process can take them first.
+    `program`: what runs (default `python -m a2a_grpc`), in `cwd`."""
     if args and args[0] == "serve" and "--grpc-port" not in args:
         args = (*args, "--grpc-port", "0")
     if "--http-port" not in args:
         args = (*args, "--http-port", "0")
-    proc = spawn(*args)
+    proc = spawn(*args, cwd=cwd, program=program)
     output: list[str] = []
     bound: list[int] = []
     ready = threading.Event()
@@ -100,13 +102,15 @@ async def start_server(*args: str) -> Server:
     return Server(proc, bound[0], bound[1], output, drainer)
 
 
-def spawn(*args: str) -> subprocess.Popen[str]:
-    """`python -m a2a_grpc ARGS`; a `serve` without --store keeps its tasks in memory
-    (tests must not leave a2a-grpc.db files in the working tree)."""
-    if args and args[0] == "serve" and "--store" not in args:
+def spawn(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> subprocess.Popen[str]:
+    """`python -m a2a_grpc ARGS` (or `program ARGS`) in `cwd`; a `serve` without
+    --store in the repository keeps its tasks in memory (tests must not leave
+    a2a-grpc.db files in the working tree)."""
+    if args and args[0] == "serve" and "--store" not in args and cwd == ROOT:
         args = (*args, "--store", "memory")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "a2a_grpc", *args], cwd=ROOT, env=env,
+    command = [*(program or (sys.executable, "-m", "a2a_grpc")), *args]
+    return subprocess.Popen(command, cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 
 from a2a_grpc.agent import AgentExecutor
+
+
+def from_working_directory() -> None:
+    """Let MODULE name a file in the working directory, as `python -m` does: the
+    `a2a-grpc` script's sys.path starts at its own bin/ instead."""
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
 
 
 def load_agent(spec: str) -> AgentExecutor:
@@ -12,6 +22,7 @@ def load_agent(spec: str) -> AgentExecutor:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"--agent wants MODULE:ATTR (e.g. myagents:Echo), got {spec!r}")
+    from_working_directory()
     try:
         obj = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
