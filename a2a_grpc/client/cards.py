@@ -3,7 +3,8 @@ to call."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import aiohttp
 from google.protobuf import json_format
@@ -14,29 +15,42 @@ from a2a_grpc.generated import a2a_pb2 as pb
 CARD_PATH = "/.well-known/agent-card.json"
 
 
-async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
-    """The agent card at URL (a base URL, or the card's own URL), validated."""
-    card_url = url if url.endswith(".json") else url.rstrip("/") + CARD_PATH
+def card_url(url: str) -> str:
+    """Where the card of the agent at URL is (URL itself when it names a .json)."""
+    return url if url.endswith(".json") else url.rstrip("/") + CARD_PATH
+
+
+async def fetch_card_json(session: aiohttp.ClientSession, url: str,
+                          headers: Mapping[str, str] | None = None) -> Any:
+    """The agent card at URL (a base URL, or the card's own URL) as JSON, unchecked."""
+    address = card_url(url)
     try:
-        async with session.get(card_url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
+        async with session.get(address, headers=headers,
+                               timeout=aiohttp.ClientTimeout(total=15)) as resp:
             if resp.status != 200:
                 raise BadResponseError(
-                    f"no agent card at {card_url} (HTTP {resp.status}); is {url} an A2A agent?")
-            data = await resp.json(content_type=None)
+                    f"no agent card at {address} (HTTP {resp.status}); is {url} an A2A agent?")
+            return await resp.json(content_type=None)
     except (aiohttp.ClientConnectionError, TimeoutError) as exc:
-        raise AgentUnreachableError(f"cannot reach {card_url}: {exc}") from None
+        raise AgentUnreachableError(f"cannot reach {address}: {exc}") from None
     except ValueError:
-        raise BadResponseError(f"{card_url} is not JSON, so not an agent card") from None
+        raise BadResponseError(f"{address} is not JSON, so not an agent card") from None
+
+
+async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
+    """The agent card at URL (a base URL, or the card's own URL), validated."""
+    data = await fetch_card_json(session, url)
+    address = card_url(url)
     if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
         raise NoUsableInterfaceError(
-            f"the card at {card_url} is an A2A 0.3 card (a top-level url, no "
+            f"the card at {address} is an A2A 0.3 card (a top-level url, no "
             "supportedInterfaces); this client speaks A2A 1.0")
     try:
         card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
     except (json_format.ParseError, TypeError) as exc:
-        raise BadResponseError(f"the card at {card_url} is not a valid AgentCard: {exc}") from None
+        raise BadResponseError(f"the card at {address} is not a valid AgentCard: {exc}") from None
     if not card.supported_interfaces:
-        raise NoUsableInterfaceError(f"the card at {card_url} lists no interfaces")
+        raise NoUsableInterfaceError(f"the card at {address} lists no interfaces")
     return card
 
 

@@ -30,6 +30,7 @@ from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
 from a2a_grpc.cards.card import RESUMABLE_STREAMS
+from a2a_grpc.client import wire
 from a2a_grpc.client.cards import choose_interface, fetch_card
 from a2a_grpc.client.credentials import (
     OAuth2Token,
@@ -77,7 +78,8 @@ class A2AClient:
         context = ssl_context(options.ca_file, options.cert_file, options.key_file)
         session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=context) if context is not None else None,
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None))
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=None),
+            trace_configs=[wire.trace_config()] if options.record else None)
         try:
             if url.startswith(("grpc://", "grpcs://")):
                 card = pb.AgentCard(name=url, supported_interfaces=[pb.AgentInterface(
@@ -99,7 +101,8 @@ class A2AClient:
         """`secure`: the card came over TLS, so gRPC uses TLS too."""
         options = options or ClientOptions()
         interface = choose_interface(card, options.prefer or BINDINGS, bool(options.prefer))
-        session = session or aiohttp.ClientSession()
+        session = session or aiohttp.ClientSession(
+            trace_configs=[wire.trace_config()] if options.record else None)
         params = query_credentials(options.api_key, api_key_place(card))
         binding = interface.protocol_binding
         transport: Transport
@@ -109,7 +112,7 @@ class A2AClient:
                 credentials = grpc_credentials(options.ca_file, options.cert_file,
                                                options.key_file)
             target = interface.url.removeprefix("grpcs://").removeprefix("grpc://")
-            transport = GrpcTransport(target, credentials)
+            transport = GrpcTransport(target, credentials, options.record)
         elif binding == "JSONRPC":
             transport = JsonRpcTransport(session, interface.url, params)
         else:

@@ -27,6 +27,7 @@ class ClientOptions:
     ca_file: str | None = None  # trust this CA bundle (default: the system's)
     cert_file: str | None = None  # a client certificate for mutual TLS (PEM)...
     key_file: str | None = None  # ...and its key (default: in cert_file)
+    record: bool = False  # report every exchange, raw, to the context's wire.Recorder
 
     @property
     def tls(self) -> bool:

@@ -20,6 +20,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.client import wire
 from a2a_grpc.client.errors import (
     AgentUnreachableError,
     BadResponseError,
@@ -68,6 +69,7 @@ async def _sse(resp: aiohttp.ClientResponse) -> AsyncGenerator[tuple[str | None,
         raw = await resp.content.readline()
         if not raw:
             return
+        wire.sse_line(resp, raw)
         line = raw.decode("utf-8").rstrip("\r\n")
         if line == "":
             if data:
@@ -157,6 +159,7 @@ class JsonRpcTransport:
         except DROPPED as exc:
             raise AgentUnreachableError(f"the stream from {self.url} dropped: {exc}") from None
         finally:
+            wire.http_done(resp)
             resp.release()
 
 
@@ -242,14 +245,17 @@ class RestTransport:
         except DROPPED as exc:
             raise AgentUnreachableError(f"the stream from {resp.url} dropped: {exc}") from None
         finally:
+            wire.http_done(resp)
             resp.release()
 
 
 class GrpcTransport:
     binding = "GRPC"
 
-    def __init__(self, target: str, credentials: grpc.ChannelCredentials | None = None) -> None:
+    def __init__(self, target: str, credentials: grpc.ChannelCredentials | None = None,
+                 record: bool = False) -> None:
         self.target = target
+        self.record = record  # report each call to the context's wire.Recorder
         # Reconnect quickly after a drop (gRPC's default first backoff is 1 s).
         options = [("grpc.initial_reconnect_backoff_ms", 100),
                    ("grpc.min_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 5000)]
@@ -272,17 +278,22 @@ class GrpcTransport:
 
     async def call(self, rpc: str, req: Message, headers: Headers,
                    retry: bool = False) -> Message:
+        metadata = self._metadata(headers)
+        begun = wire.grpc_begin(self.target, rpc, metadata, req) if self.record else None
         try:
-            result: Message = await getattr(self._stub, rpc)(
-                req, metadata=self._metadata(headers), wait_for_ready=retry)
+            call = getattr(self._stub, rpc)(req, metadata=metadata, wait_for_ready=retry)
+            result: Message = await (call if begun is None else wire.grpc_unary(begun, call))
             return result
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
 
     async def stream(self, rpc: str, req: Message, headers: Headers,
                      retry: bool = False) -> EventStream:
-        call = getattr(self._stub, rpc)(req, metadata=self._metadata(headers),
-                                        wait_for_ready=retry)
+        metadata = self._metadata(headers)
+        begun = wire.grpc_begin(self.target, rpc, metadata, req) if self.record else None
+        call = getattr(self._stub, rpc)(req, metadata=metadata, wait_for_ready=retry)
+        if begun is not None:
+            call = wire.RecordedStream(begun, call)
         try:
             first = await call.read()
             first_id = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_ID)

@@ -5,12 +5,18 @@ CDN) calls the agent through this server, with the A2A client of
 a2a_grpc.client, so it can use any binding, gRPC included, and another
 agent's URL needs no CORS from that agent:
 
-- POST /inspector/api/card {target, headers}: the target's agent card.
+- POST /inspector/api/card {target, headers}: the target's agent card, the
+  findings of its check (bridge/inspector/cardcheck.py) and `wire`.
 - POST /inspector/api/call {target, binding, headers, method, params}: one
-  unary operation; answers {"result": ...} or {"error": {reason, message}}.
+  unary operation; answers {"result": ...} or {"error": {reason, message}},
+  with `wire`.
 - POST /inspector/api/stream (same body): a streaming operation as
   Server-Sent Events, one StreamResponse (proto JSON) per `data:`, closed by
-  an `end` or an `error` event.
+  an `end` or an `error` event; `wire` events carry the exchanges as they go.
+
+`wire` is every exchange the call made with the agent, raw, with timings
+(a2a_grpc.client.wire): the HTTP request and response or SSE frames, the gRPC
+method, metadata and messages. The page's headers go on every one of them.
 
 `target` "" is this server. Other targets are reached only for a browser on
 this machine (loopback, not through a proxy), unless `remote_targets`:
@@ -33,13 +39,16 @@ from aiohttp import web
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.bridge.inspector import cardcheck
+from a2a_grpc.client import A2AClient, ClientOptions, wire
+from a2a_grpc.client.cards import fetch_card_json
 from a2a_grpc.core.errors import WIRE, A2AError, wire_of
 from a2a_grpc.generated import a2a_pb2 as pb
 
 log = logging.getLogger("a2a_grpc.inspector")
-STATIC = Path(__file__).parent  # index.html, app.js, style.css beside this module
-FILES = {"app.js": "text/javascript", "style.css": "text/css"}
+STATIC = Path(__file__).parent  # index.html, its scripts and style.css beside it
+FILES = {"app.js": "text/javascript", "card.js": "text/javascript", "wire.js": "text/javascript",
+         "style.css": "text/css"}
 LOOPBACK = frozenset({"127.0.0.1", "::1"})
 CLIENTS = 16  # clients kept open (per target, binding and headers)
 
@@ -73,6 +82,7 @@ class Inspector:
         self.remote_targets = remote_targets
         self._clients: OrderedDict[tuple[str, str, tuple[tuple[str, str], ...]], A2AClient] = \
             OrderedDict()
+        self._session: aiohttp.ClientSession | None = None  # fetches cards, recording
 
     def routes(self, app: web.Application, own_card: Callable[[], pb.AgentCard]) -> None:
         """Serve the page and its API on `app`, whose card `own_card` gives."""
@@ -99,18 +109,23 @@ class Inspector:
     # -- the API the page calls --
 
     async def card(self, request: web.Request) -> web.Response:
-        try:
-            call = await self._parse(request, need_method=False)
-            if not call.target:
-                card = self.own_card()
-            else:
-                card = (await self._client(call)).card
-        except web.HTTPException:
-            raise
-        except Exception as exc:
-            return web.json_response({"error": _error(exc)})
+        call = await self._parse(request, need_method=False)
+        headers = dict(call.headers)
+        with wire.recording() as recorder:
+            try:
+                if not call.target:
+                    raw: Any = json_format.MessageToDict(self.own_card())
+                else:
+                    raw = await fetch_card_json(self._cards(), call.target, headers)
+                card = cardcheck.parse(raw)
+                found = await cardcheck.findings(raw, card, headers,
+                                                 call.target.startswith("https://"))
+            except Exception as exc:
+                return web.json_response({"error": _error(exc), "wire": _wire(recorder)})
         return web.json_response({"card": json_format.MessageToDict(card),
-                                  "signatures": len(card.signatures)})
+                                  "signatures": len(card.signatures),
+                                  "findings": [f.json() for f in found],
+                                  "wire": _wire(recorder)})
 
     async def call(self, request: web.Request) -> web.Response:
         call = await self._parse(request)
@@ -118,12 +133,14 @@ class Inspector:
         if streams:
             raise web.HTTPBadRequest(text=f"{call.method} streams: use /inspector/api/stream")
         req = _request(cls, call.params)  # bad params: 400, before any call
-        try:
-            client = await self._client(call)
-            result = await getattr(client, attr)(req)
-        except Exception as exc:
-            return web.json_response({"error": _error(exc)})
-        return web.json_response({"result": json_format.MessageToDict(result)})
+        with wire.recording() as recorder:
+            try:
+                client = await self._client(call)
+                result = await getattr(client, attr)(req)
+            except Exception as exc:
+                return web.json_response({"error": _error(exc), "wire": _wire(recorder)})
+        return web.json_response({"result": json_format.MessageToDict(result),
+                                  "wire": _wire(recorder)})
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         call = await self._parse(request)
@@ -134,16 +151,30 @@ class Inspector:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                            "Cache-Control": "no-cache"})
         await resp.prepare(request)
-        try:
-            client = await self._client(call)
-            async for event in getattr(client, attr)(req):
-                data = json.dumps(json_format.MessageToDict(event))
-                await resp.write(f"data: {data}\n\n".encode())
-            await resp.write(b"event: end\ndata: {}\n\n")
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            pass  # the page went away
-        except Exception as exc:
-            await resp.write(f"event: error\ndata: {json.dumps(_error(exc))}\n\n".encode())
+        changed: dict[int, wire.Exchange] = {}
+        sent: dict[int, int] = {}  # exchange id -> frames the page has
+
+        async def flush() -> None:  # what changed on the wire, before the event it brought
+            for exchange in changed.values():
+                update = exchange.json(frames_from=sent.get(exchange.id, 0))
+                sent[exchange.id] = len(exchange.frames)
+                await resp.write(f"event: wire\ndata: {json.dumps(update)}\n\n".encode())
+            changed.clear()
+
+        with wire.recording(lambda exchange: changed.setdefault(exchange.id, exchange)):
+            try:
+                client = await self._client(call)
+                async for event in getattr(client, attr)(req):
+                    await flush()
+                    data = json.dumps(json_format.MessageToDict(event))
+                    await resp.write(f"data: {data}\n\n".encode())
+                await flush()
+                await resp.write(b"event: end\ndata: {}\n\n")
+            except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+                pass  # the page went away
+            except Exception as exc:
+                await flush()
+                await resp.write(f"event: error\ndata: {json.dumps(_error(exc))}\n\n".encode())
         return resp
 
     # -- parts --
@@ -173,7 +204,7 @@ class Inspector:
         if client is not None:
             self._clients.move_to_end(key)
             return client
-        options = ClientOptions(prefer=[call.binding], headers=dict(call.headers))
+        options = ClientOptions(prefer=[call.binding], headers=dict(call.headers), record=True)
         if call.target:
             client = await A2AClient.connect(call.target, options)
         else:
@@ -183,9 +214,16 @@ class Inspector:
             await self._clients.popitem(last=False)[1].close()
         return client
 
+    def _cards(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(trace_configs=[wire.trace_config()])
+        return self._session
+
     async def _close(self, _: web.Application) -> None:
         while self._clients:
             await self._clients.popitem()[1].close()
+        if self._session is not None:
+            await self._session.close()
 
 
 def _local(request: web.Request) -> bool:
@@ -201,6 +239,10 @@ def _request(cls: type[Message], params: dict[str, Any]) -> Message:
         return json_format.ParseDict(params, cls())
     except json_format.ParseError as exc:
         raise web.HTTPBadRequest(text=f"bad params for {cls.__name__}: {exc}") from None
+
+
+def _wire(recorder: wire.Recorder) -> list[dict[str, Any]]:
+    return [exchange.json() for exchange in recorder.exchanges]
 
 
 def _error(exc: BaseException) -> dict[str, str]:

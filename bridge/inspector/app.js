@@ -1,6 +1,7 @@
 // The A2A inspector page. Every call goes through this server's
-// /inspector/api (bridge/inspector.py), which speaks A2A to the agent over
-// the binding chosen here. Plain DOM code, no build step, no dependencies.
+// /inspector/api (bridge/inspector/api.py), which speaks A2A to the agent over
+// the binding chosen here and answers with what went over the wire (wire.js
+// shows it). Plain DOM code, no build step, no dependencies.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -38,6 +39,13 @@ function headers() {
   return out;
 }
 
+// Headers are credentials, often: kept for this tab only (sessionStorage).
+function headersChanged() {
+  const count = Object.keys(headers()).length;
+  $("headers-count").textContent = count ? `(${count})` : "";
+  sessionStorage.setItem("a2a-inspector-headers", $("headers").value);
+}
+
 function body(method, params) {
   return { target: $("target").value.trim(), binding: $("binding").value,
            headers: headers(), method, params };
@@ -48,7 +56,9 @@ async function api(path, payload) {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(payload) });
   if (!resp.ok) return { error: { reason: `HTTP ${resp.status}`, message: await resp.text() } };
-  return resp.json();
+  const answer = await resp.json();
+  Wire.add(answer.wire, payload.method || path);
+  return answer;
 }
 
 async function call(method, params) {
@@ -79,36 +89,12 @@ async function stream(method, params, onEvent) {
         else if (line.startsWith("data:")) data += line.slice(5).trim();
       }
       if (!data) continue;  // comments only (keep-alives): no event
+      if (kind === "wire") { Wire.update(JSON.parse(data), method); continue; }
       if (kind === "error") { showError(JSON.parse(data)); return; }
       if (kind === "end") return;
       onEvent(JSON.parse(data));
     }
   }
-}
-
-// -- the card --
-
-async function connect() {
-  showError(null);
-  const answer = await api("card", body("", {}));
-  if (answer.error) { showError(answer.error); return; }
-  const card = answer.card;
-  $("card-name").textContent = card.name || "(no name)";
-  $("card-version").textContent = card.version ? `v${card.version}` : "";
-  $("card-desc").textContent = card.description || "";
-  $("card-signature").textContent = answer.signatures
-    ? `signed (${answer.signatures} signature${answer.signatures > 1 ? "s" : ""})` : "not signed";
-  const caps = card.capabilities || {};
-  $("capabilities").replaceChildren(...["streaming", "pushNotifications", "extendedAgentCard"]
-    .map((k) => el("li", { textContent: `${k}: ${caps[k] ? "yes" : "no"}` })),
-    ...(caps.extensions || []).map((x) => el("li", { textContent: `extension ${x.uri}` })));
-  $("interfaces").replaceChildren(...(card.supportedInterfaces || []).map((i) =>
-    el("li", { textContent: `${i.protocolBinding} ${i.url}` })));
-  $("skills").replaceChildren(...(card.skills || []).map((s) => el("li", {},
-    el("strong", { textContent: s.name }), ` — ${s.description || ""} `,
-    ...(s.examples || []).map((x) => el("button", {
-      className: "example", textContent: x, onclick: () => { $("text").value = x; } })))));
-  await listTasks();
 }
 
 // -- sending --
@@ -164,6 +150,13 @@ function partNode(part) {
   return el("a", { href, download: name, className: "file", textContent: `⬇ ${name}` });
 }
 
+// What the agent says: a direct reply, or the message of a status (the
+// question of an INPUT_REQUIRED task, the reason of a failure).
+function agentSaid(msg) {
+  $("timeline").append(el("li", { className: "message agent" }, "agent: ",
+                          ...(msg.parts || []).map(partNode)));
+}
+
 function showEvent(event) {
   const line = (kind, ...content) => $("timeline").append(el("li", { className: kind }, ...content));
   if (event.task) {
@@ -175,6 +168,7 @@ function showEvent(event) {
     setState(event.task.status && event.task.status.state);
     line("task", `task ${event.task.id}: ${shortState(event.task.status && event.task.status.state)}`);
     for (const a of event.task.artifacts || []) showArtifact(a, false);
+    if (event.task.status && event.task.status.message) agentSaid(event.task.status.message);
   } else if (event.statusUpdate) {
     const s = event.statusUpdate.status || {};
     setState(s.state);
@@ -183,14 +177,14 @@ function showEvent(event) {
       $("detail-state").dataset.state = shortState(s.state);
       $("cancel").disabled = FINAL.includes(shortState(s.state));
     }
-    const note = s.message ? (s.message.parts || []).map((p) => p.text || "").join(" ") : "";
-    line("status", el("span", { className: "state", textContent: shortState(s.state) }),
-         note ? ` ${note}` : "");
+    line("status", el("span", { className: "state", dataset: { state: shortState(s.state) },
+                                textContent: shortState(s.state) }));
+    if (s.message) agentSaid(s.message);
   } else if (event.artifactUpdate) {
     const u = event.artifactUpdate;
     showArtifact(u.artifact, u.append);
   } else if (event.message) {
-    line("message", "agent: ", ...(event.message.parts || []).map(partNode));
+    agentSaid(event.message);
   }
 }
 
@@ -296,5 +290,10 @@ window.addEventListener("DOMContentLoaded", () => {
   $("cancel").onclick = cancel;
   $("reload-detail").onclick = () => openTask($("detail-id").textContent);
   $("follow-up").onclick = () => { $("task-id").value = $("detail-id").textContent; $("text").focus(); };
+  $("headers").value = sessionStorage.getItem("a2a-inspector-headers") || "";
+  $("headers").oninput = headersChanged;
+  headersChanged();
+  $("wire-clear").onclick = () => Wire.clear();
+  $("wire-pretty").onchange = () => Wire.rerender();
   connect();
 });

@@ -1,99 +1,19 @@
-"""The inspector page in Debian's Chromium, headless, driven by Playwright,
-against a real `serve` (the demo agent on SQLite). Each step's screenshot
-goes to test-output/inspector/. Skipped where Chromium is absent; under
-CI=true that fails instead (.ci/run installs it)."""
+"""The inspector page against a real `serve`: streaming, cancel, paging and a
+download on each binding, errors, other agents (tests/browser/pages.py)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.processes import Server, reap, start_server
+from tests.browser.pages import open_page, require_browser, send
+from tests.processes import Server
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "inspector"
+if TYPE_CHECKING:
+    from playwright.async_api import Browser
 
-try:
-    from playwright.async_api import Browser, ConsoleMessage, Error, Page, async_playwright
-except ImportError:  # pragma: no cover - the dev extra installs it
-    async_playwright = None  # type: ignore[assignment]
-
-if async_playwright is None or not Path(CHROMIUM).exists():
-    why = ("Debian's chromium is not installed (apt-get install chromium)"
-           if async_playwright is not None else "playwright is not installed")
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"browser tests must run under CI: {why}")
-    pytest.skip(why, allow_module_level=True)
-
-
-@pytest.fixture
-async def server(tmp_path: Path) -> AsyncIterator[Server]:
-    started = await start_server("serve", "--store", f"sqlite:///{tmp_path / 'tasks.db'}",
-                                 "--grace", "0")
-    try:
-        yield started
-    finally:
-        reap(started.proc)
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as p:
-        launched = await p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"])
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-class Steps:
-    """The page, its console's errors, and a screenshot per step."""
-
-    def __init__(self, page: Page, name: str) -> None:
-        self.page = page
-        self.errors: list[str] = []
-        self.folder = OUTPUT / name
-        shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True)
-        self.count = 0
-        page.on("console", self._console)
-        page.on("pageerror", self._page_error)
-
-    def _page_error(self, exc: Error) -> None:
-        self.errors.append(f"page error: {exc}")
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":
-            self.errors.append(message.text)
-
-    async def shot(self, step: str) -> None:
-        self.count += 1
-        await self.page.screenshot(path=self.folder / f"{self.count:02d}-{step}.png",
-                                   full_page=True)
-
-
-async def open_page(browser: Browser, server: Server, name: str) -> Steps:
-    page = await browser.new_page(viewport={"width": 1300, "height": 900},
-                                  accept_downloads=True)
-    page.set_default_timeout(15_000)
-    steps = Steps(page, name)
-    await page.goto(server.url + "/inspector")
-    await page.wait_for_selector("#skills li")
-    return steps
-
-
-async def send(page: Page, text: str, *, streaming: bool = True) -> None:
-    await page.check("#mode-stream" if streaming else "#mode-block")
-    await page.fill("#text", text)
-    await page.click("#send")
+require_browser()
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])

@@ -1,5 +1,6 @@
-"""The API the inspector page calls (bridge/inspector.py), over real HTTP:
-calls and streams through each binding, and what it refuses."""
+"""The API the inspector page calls (bridge/inspector/api.py), over real HTTP:
+calls and streams through each binding with what went over the wire, the
+card check, and what it refuses."""
 
 from __future__ import annotations
 
@@ -42,8 +43,23 @@ async def test_calls_and_streams_go_through_the_chosen_binding(
         assert (await resp.json())["card"]["name"] == s.handler.card.name
     call = {"binding": binding, "method": "SendMessage", "params": send("hello", f"m-{binding}")}
     async with session.post(base + "/inspector/api/call", json=call) as resp:
-        task = (await resp.json())["result"]["task"]
+        answer = await resp.json()
+    task = answer["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    [exchange] = answer["wire"]  # the one call, as it went
+    if binding == "GRPC":
+        assert exchange["request"]["method"] == "/lf.a2a.v1.A2AService/SendMessage"
+        assert ["a2a-version", "1.0"] in exchange["request"]["metadata"]
+        assert exchange["request"]["message"] == call["params"]
+        assert exchange["response"]["message"]["task"] == task
+        assert exchange["response"]["code"] == "OK"
+    else:
+        sent = json.loads(exchange["request"]["body"])
+        assert (sent["params"] if binding == "JSONRPC" else sent) == call["params"]
+        assert exchange["response"]["status"] == 200
+        body = json.loads(exchange["response"]["body"])
+        assert (body["result"] if binding == "JSONRPC" else body)["task"] == task
+    assert 0 < exchange["answered"] <= exchange["ended"]
     stored = await s.handler.get_task(pb.GetTaskRequest(id=task["id"]), CallContext())
     assert stored.id == task["id"]  # the call reached the agent behind the card
     stream = {"binding": binding, "method": "SendStreamingMessage",
@@ -53,7 +69,18 @@ async def test_calls_and_streams_go_through_the_chosen_binding(
         text = await resp.text()
     blocks = [b for b in text.split("\n\n") if b]
     assert blocks[-1].startswith("event: end")
-    events = [json.loads(b.removeprefix("data: ")) for b in blocks[:-1]]
+    events = [json.loads(b.removeprefix("data: ")) for b in blocks if b.startswith("data: ")]
+    frames: list[dict[str, object]] = []  # the wire updates, in order, add up to every frame
+    for update in (json.loads(b.removeprefix("event: wire\ndata: ")) for b in blocks
+                   if b.startswith("event: wire")):
+        assert update["framesFrom"] == len(frames)
+        frames += update["frames"]
+    if binding == "GRPC":
+        assert [f["message"] for f in frames] == events
+    else:
+        data = [json.loads(line.removeprefix("data: ")) for f in frames
+                for line in str(f["raw"]).splitlines() if line.startswith("data: ")]
+        assert [d["result"] for d in data] == events if binding == "JSONRPC" else data == events
     chunks = [e["artifactUpdate"]["artifact"]["parts"][0]["text"] for e in events
               if "artifactUpdate" in e]
     assert chunks == ["chunk 1/3", "chunk 2/3", "chunk 3/3"]
@@ -78,14 +105,19 @@ async def test_errors_and_refusals(page: tuple[Stack, str, aiohttp.ClientSession
     stream_error = {"binding": "JSONRPC", "method": "SubscribeToTask", "params": {"id": "nope"}}
     async with session.post(api + "stream", json=stream_error) as resp:
         text = await resp.text()
-    assert text.startswith("event: error") and "TASK_NOT_FOUND" in text
+    assert text.startswith("event: wire")  # the exchange that failed, then the error
+    assert "event: error" in text and "TASK_NOT_FOUND" in text
     # another agent, for a browser behind a proxy (not on this machine): refused
     elsewhere = {"target": "http://127.0.0.1:9", "method": "GetTask", "params": {"id": "x"}}
     async with session.post(api + "call", json=elsewhere,
                             headers={"X-Forwarded-For": "203.0.113.9"}) as resp:
         assert resp.status == 403 and "inspector-remote-targets" in await resp.text()
     async with session.post(api + "call", json=elsewhere) as resp:  # this machine: tried
-        assert (await resp.json())["error"]["reason"] == "AgentUnreachableError"
+        answer = await resp.json()
+    assert answer["error"]["reason"] == "AgentUnreachableError"
+    [tried] = answer["wire"]  # the card fetch, and how it failed
+    assert tried["request"]["url"] == "http://127.0.0.1:9/.well-known/agent-card.json"
+    assert "ClientConnectorError" in tried["error"] and tried["response"] == {}
     for path in ("/inspector/index.py", "/inspector/..%2Finspector.py"):
         async with session.get(base + path) as resp:
             assert resp.status == 404
@@ -95,3 +127,19 @@ async def test_no_inspector_unless_asked(stack: StackFactory) -> None:
     s = await stack()  # create_app without an Inspector, as `serve --no-inspector`
     async with s.session.get(s.base_url + "/inspector") as resp:
         assert resp.status == 404
+
+
+async def test_the_card_check(page: tuple[Stack, str, aiohttp.ClientSession]) -> None:
+    _, base, session = page
+    async with session.post(base + "/inspector/api/card", json={}) as resp:
+        answer = await resp.json()
+    # every interface probed (GetTask of an unknown id) and found speaking A2A
+    assert [f["level"] for f in answer["findings"]] == ["info"] * 3
+    assert all("answers A2A" in f["message"] for f in answer["findings"])
+    assert sorted(x["binding"] for x in answer["wire"]) == ["GRPC", "HTTP", "HTTP"]
+    # a target that is not an agent: the fetch is in the wire, the error says so
+    async with session.post(base + "/inspector/api/card",
+                            json={"target": base + "/inspector"}) as resp:
+        answer = await resp.json()
+    assert answer["error"]["reason"] == "BadResponseError"
+    assert answer["wire"][0]["response"]["status"] == 404
