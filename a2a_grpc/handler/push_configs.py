@@ -1,5 +1,13 @@
 """The four push notification config operations (spec §3.5.x), a part the
-handler holds: checks, then PushConfigs (delivery is the push sender's job)."""
+handler holds: checks, then PushConfigs (delivery is the push sender's job).
+
+`authentication.credentials` is write-only: Get and List answer without it
+(the scheme stays, so a caller sees how deliveries authenticate), on every
+binding and generation, since all of them come here. The stored config keeps
+it for delivery. This is A2A's fix for leaked webhook secrets (issue #1681,
+pull request #1750: redaction on Get/List a MUST); Create still answers what
+its caller just sent.
+"""
 
 from __future__ import annotations
 
@@ -53,14 +61,18 @@ class PushConfigCalls:
         self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> TaskPushNotificationConfig:
         scope = await self._push_task(req, req.task_id, ctx)
-        return await self._configs.get(scope, req.task_id, req.id)
+        return redacted(await self._configs.get(scope, req.task_id, req.id))
 
     async def list_task_push_notification_configs(
         self, req: ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> ListTaskPushNotificationConfigsResponse:
         require(req.page_size >= 0, "pageSize", "must be >= 0")
         scope = await self._push_task(req, req.task_id, ctx)
-        return await self._configs.page(scope, req)
+        listed = await self._configs.page(scope, req)
+        for config in listed.configs:  # copies: the store's are untouched
+            if config.HasField("authentication"):
+                config.authentication.ClearField("credentials")
+        return listed
 
     async def delete_task_push_notification_config(
         self, req: DeleteTaskPushNotificationConfigRequest, ctx: CallContext
@@ -68,3 +80,13 @@ class PushConfigCalls:
         scope = await self._push_task(req, req.task_id, ctx)
         await self._configs.delete(scope, req.task_id, req.id)
         return Empty()
+
+
+def redacted(config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+    """The config as readers see it: without its credentials."""
+    if config.authentication.credentials:
+        shown = TaskPushNotificationConfig()
+        shown.CopyFrom(config)
+        shown.authentication.ClearField("credentials")
+        return shown
+    return config

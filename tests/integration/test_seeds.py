@@ -168,7 +168,8 @@ async def test_first_draft_push_config_and_version_checks(stack: StackFactory) -
                       {"id": "t-push", "pushNotificationConfig": config}))["result"]
     assert made == {"id": "t-push", "pushNotificationConfig": config}
     got = (await rpc(s, "tasks/pushNotification/get", {"id": "t-push"}))["result"]
-    assert got == made
+    readable = {**config, "authentication": {"schemes": ["jwt"]}}  # credentials: write-only
+    assert got == {"id": "t-push", "pushNotificationConfig": readable}
     wrong = await rpc(s, "tasks/send", {"id": "x", "message": {"role": "user", "parts": []}},
                       **{"A2A-Version": "0.3"})
     assert wrong["error"]["code"] == -32009  # a first-draft method said to be 0.3

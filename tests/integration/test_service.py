@@ -38,7 +38,10 @@ async def test_push_config_crud(serve: Serve) -> None:
     assert named.id == "mine"
     got = await s.stub.GetTaskPushNotificationConfig(
         pb.GetTaskPushNotificationConfigRequest(task_id=task.id, id=made.id))
-    assert got == made
+    readable = pb.TaskPushNotificationConfig()
+    readable.CopyFrom(made)
+    readable.authentication.ClearField("credentials")  # write-only (A2A #1681)
+    assert got == readable and got.authentication.scheme == "Bearer"
     listed = await s.stub.ListTaskPushNotificationConfigs(
         pb.ListTaskPushNotificationConfigsRequest(task_id=task.id))
     assert [c.id for c in listed.configs] == [made.id, "mine"] and listed.next_page_token == ""

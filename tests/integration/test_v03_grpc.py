@@ -108,10 +108,13 @@ async def test_push_configs(serve: Serve) -> None:
     assert made.push_notification_config.authentication.schemes == ["Bearer"]
     got = await old.GetTaskPushNotificationConfig(
         v03.GetTaskPushNotificationConfigRequest(name=made.name))
-    assert got == made
+    readable = v03.TaskPushNotificationConfig()
+    readable.CopyFrom(made)
+    readable.push_notification_config.authentication.ClearField("credentials")  # write-only
+    assert got == readable
     listed = await old.ListTaskPushNotificationConfig(
         v03.ListTaskPushNotificationConfigRequest(parent=parent))
-    assert list(listed.configs) == [made]
+    assert list(listed.configs) == [readable]
     await old.DeleteTaskPushNotificationConfig(
         v03.DeleteTaskPushNotificationConfigRequest(name=made.name))
     gone = await fails(old.GetTaskPushNotificationConfig(
