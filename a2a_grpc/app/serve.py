@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import logging
 import re
+import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 
@@ -170,6 +171,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
             signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
         handler.card = keys.sign_card(public_card(card, interfaces, signed), base + JWKS_PATH)
         runner.app[CARD].update(handler.card)
+        runner.app[CARD].since(await store.card_published("public", runner.app[CARD].digest,
+                                                          time.time_ns()))
         log.info("listening: gRPC on %s, HTTP on %s%s", host_port(grpc_host, grpc_server.port),
                  host_port(http.host, http_port), also)
         log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "

@@ -166,6 +166,10 @@ class TaskLog(Protocol):
     async def purge(self, before_ns: int) -> int:
         """Delete final tasks whose status is older than `before_ns`; how many."""
 
+    async def card_published(self, name: str, digest: str, now_ns: int) -> int:
+        """Since when the card `name` has had this `digest` (`now_ns` when it just
+        changed): its Last-Modified, which replicas sharing the store agree on."""
+
 
 class LeaseStore(Protocol):
     """Replicas sharing the store: who runs which task, until when, and taking

@@ -31,6 +31,7 @@ class MemoryTaskStore:
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
+    _cards: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (digest, since)
     timings: Callable[[str, float], None] | None = None  # nothing to time in memory
     _queued: bool = False
     _next_id: int = 1
@@ -159,6 +160,12 @@ class MemoryTaskStore:
                     view = View(row)
                     found.append((scope, StoredTask(view.task(task_id), view.seq)))
         return found
+
+    async def card_published(self, name: str, digest: str, now_ns: int) -> int:
+        known = self._cards.get(name)
+        if known is None or known[0] != digest:
+            known = self._cards[name] = (digest, now_ns)
+        return known[1]
 
     async def purge(self, before_ns: int) -> int:
         gone = 0

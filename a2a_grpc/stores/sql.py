@@ -282,6 +282,20 @@ class SqlTaskStore:
                                  "AND message_id = ?", scope.tenant, scope.owner, message_id)
         return str(rows[0][0]) if rows else None
 
+    async def card_published(self, name: str, digest: str, now_ns: int) -> int:
+        async def work(tx: Tx) -> int:
+            # A replica that finds the digest already there keeps its time; a new
+            # digest replaces the old one once, whichever replica writes first.
+            await tx.execute("UPDATE a2a_cards SET digest = ?, since_ns = ? "
+                             "WHERE name = ? AND digest <> ?", digest, now_ns, name, digest)
+            await tx.execute("INSERT INTO a2a_cards (name, digest, since_ns) VALUES (?, ?, ?) "
+                             "ON CONFLICT (name) DO NOTHING", name, digest, now_ns)
+            rows = await tx.fetch("SELECT since_ns FROM a2a_cards WHERE name = ?", name)
+            return int(rows[0][0])
+
+        since: int = await self._guarded(work, "recording the card")
+        return since
+
     async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
         async def work(tx: Tx) -> None:
             await tx.execute("UPDATE a2a_tasks SET handed_off = ? WHERE tenant = ? AND id = ?",

@@ -7,7 +7,8 @@
 - a2a_events: every event of every task, under its sequence number (a row
   holds the `n` events up to `seq` that one batch wrote);
 - a2a_messages: user messageIds (idempotent sends); a2a_counts: tasks per
-  (tenant, owner, state); a2a_push_configs and a2a_outbox: webhooks.
+  (tenant, owner, state); a2a_push_configs and a2a_outbox: webhooks;
+- a2a_cards: the served card's digest and since when (Last-Modified).
 """
 
 from __future__ import annotations
@@ -90,6 +91,11 @@ MIGRATIONS: list[list[str | tuple[str, str]]] = [
     ],
     [  # 7: the fence: moved on by each takeover; a writer from before it is refused
         "ALTER TABLE a2a_tasks ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0",
+    ],
+    [  # 8: the card's digest and when it was first served (its Last-Modified, the
+        # same on every replica)
+        """CREATE TABLE a2a_cards (
+            name TEXT NOT NULL PRIMARY KEY, digest TEXT NOT NULL, since_ns BIGINT NOT NULL)""",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -308,3 +308,20 @@ async def test_a_stream_cut_on_one_replica_resumes_on_another_after_the_task_end
     assert [what(e.data) for e in rest].count("status TASK_STATE_COMPLETED") == 1
     assert what(rest[-1].data) == "status TASK_STATE_COMPLETED"
     assert not any("task" in e.data["result"] for e in rest)
+
+
+async def test_replicas_serve_one_card_with_one_last_modified(cluster: Cluster) -> None:
+    """Behind one address (the same public URLs) replicas publish the same card;
+    its Last-Modified comes from the store they share, so a client's
+    If-Modified-Since is answered 304 by whichever replica it reaches."""
+    public = ("--public-url", "http://a2a.example:8080",
+              "--grpc-public-address", "a2a.example:50051")
+    first = await cluster.start(*public)
+    async with aiohttp.ClientSession() as http:
+        async with http.get(first.url + "/.well-known/agent-card.json") as resp:
+            modified, etag = resp.headers["Last-Modified"], resp.headers["ETag"]
+        second = await cluster.start(*public)
+        async with http.get(second.url + "/.well-known/agent-card.json",
+                            headers={"If-Modified-Since": modified}) as resp:
+            assert resp.status == 304
+            assert (resp.headers["Last-Modified"], resp.headers["ETag"]) == (modified, etag)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
+from email.utils import format_datetime, parsedate_to_datetime
 
 import aiohttp
 import pytest
@@ -257,3 +259,22 @@ async def test_busy_agents_yield_at_each_event_while_a_stream_starts(stack: Stac
     assert result.task.status.state == pb.TASK_STATE_COMPLETED  # type: ignore[attr-defined]
     assert len(turned) >= 300, "the late stream was never seen starting"
     assert all(turned), f"{turned.count(False)} busy events kept the loop from a starting stream"
+
+
+async def test_card_last_modified_and_if_modified_since(stack: StackFactory) -> None:
+    s = await stack()
+    url = s.base_url + "/.well-known/agent-card.json"
+    async with s.session.get(url) as resp:
+        modified, etag = resp.headers["Last-Modified"], resp.headers["ETag"]
+    when = parsedate_to_datetime(modified)
+    later = format_datetime(when + timedelta(seconds=1), usegmt=True)
+    earlier = format_datetime(when - timedelta(seconds=1), usegmt=True)
+    cases = [({"If-Modified-Since": modified}, 304), ({"If-Modified-Since": later}, 304),
+             ({"If-Modified-Since": earlier}, 200), ({"If-Modified-Since": "yesterday"}, 200),
+             # If-None-Match wins when both are there (RFC 9110 §13.2.2)
+             ({"If-None-Match": '"stale"', "If-Modified-Since": later}, 200),
+             ({"If-None-Match": etag, "If-Modified-Since": earlier}, 304)]
+    for headers, status in cases:
+        async with s.session.get(url, headers=headers) as resp:
+            assert resp.status == status, headers
+            assert resp.headers["Last-Modified"] == modified

@@ -381,3 +381,14 @@ async def test_a_claim_takes_only_tasks_whose_lease_ended(maker: Maker) -> None:
     assert await store.unsettled(Claim("another", now + 90 * 10**9, now + 99 * 10**9)) == []
     taken = await store.unsettled(Claim("another", now + 150 * 10**9, now + 160 * 10**9))
     assert sorted(s.task.id for _, s in taken) == sorted([held[0].id, held[1].id])
+
+
+async def test_the_cards_last_modified_is_shared_and_moves_only_with_its_content(
+        maker: Maker) -> None:
+    one, two = await maker(), await maker()  # two replicas on one database
+    assert await one.card_published("public", "d1", 1_000) == 1_000
+    assert await two.card_published("public", "d1", 9_000) == 1_000  # same content: its time
+    assert await two.card_published("public", "d2", 10_000) == 10_000  # new content: now
+    assert await one.card_published("public", "d2", 11_000) == 10_000
+    assert await one.card_published("extended", "d2", 12_000) == 12_000  # another card
+    assert await one.card_published("public", "d1", 13_000) == 13_000  # back: changed again
