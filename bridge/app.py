@@ -33,6 +33,7 @@ class BridgeConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     max_json_depth: int = 32
     keepalive: float = 2.0  # seconds between SSE keep-alive comments on a quiet stream
+    card_v03_fields: bool = True  # the card carries 0.3's top-level fields for 0.3 clients
 
 
 JWKS_PATH = "/.well-known/jwks.json"
@@ -57,7 +58,7 @@ def create_app(
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
-    app[CARD] = card_module.CardEndpoint(card)
+    app[CARD] = card_module.CardEndpoint(card, v03_fields=config.card_v03_fields)
     app.router.add_get(card_module.PATH, app[CARD].get)
     app.router.add_get(card_module.OLD_PATH, app[CARD].get)
     if jwks is not None:  # the keys that sign push notifications

@@ -7,7 +7,8 @@ as RFC 9110 §13.2.2 orders them) an If-Modified-Since not before
 Last-Modified, gets 304. Last-Modified is when this content was first
 served: `serve` asks its store (TaskStore.card_published), so replicas agree;
 alone, it is when `update` saw the content. One card for both generations:
-the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py).
+the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py), unless
+`v03_fields` is off.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ CACHE_SECONDS = 300
 
 
 class CardEndpoint:
-    def __init__(self, card: AgentCard) -> None:
+    def __init__(self, card: AgentCard, v03_fields: bool = True) -> None:
+        self.v03_fields = v03_fields  # False: a pure 1.0 card (serve --card-format 1.0)
         self.body = b""
         self.update(card)
 
@@ -38,7 +40,8 @@ class CardEndpoint:
         """Serve `card` from now on (e.g. once the real ports are known)."""
         self.card = card
         data = to_dict(card)
-        with_v03_fields(data)
+        if self.v03_fields:
+            with_v03_fields(data)
         body = json.dumps(data, indent=1, ensure_ascii=False).encode()
         if body != self.body:
             self.body = body

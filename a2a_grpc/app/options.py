@@ -44,9 +44,10 @@ def tls_files(net: Network) -> TlsFiles | None:
     return files
 
 
-def http_options(net: Network) -> HttpOptions:
+def http_options(net: Network, card_format: str = "dual") -> HttpOptions:
     return HttpOptions(net.host, net.http_port, net.public_url,
-                       BridgeConfig(keepalive=net.keepalive, max_body_bytes=net.max_body),
+                       BridgeConfig(keepalive=net.keepalive, max_body_bytes=net.max_body,
+                                    card_v03_fields=card_format == "dual"),
                        tls_files(net))
 
 

@@ -85,7 +85,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     Spans are exported as the OTEL_* variables say (observe.tracing), or made
     with the tracer provider the embedding program set in OpenTelemetry's API."""
     net, stored = settings.network, settings.store
-    http, push = http_options(net), push_options(settings.push)
+    http = http_options(net, settings.agent.card_format)
+    push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
     if stored.stream_backlog < 1:
         raise ValueError("--stream-backlog must be >= 1")

@@ -66,6 +66,10 @@ class AgentSettings:
     follow_ups: str = setting(
         "any", "which tasks take a follow-up message: any non-final one (the default, "
         "spec 3.3.3), or only one asking for input or auth", choices=("any", "interrupted"))
+    card_format: str = setting(
+        "dual", "the agent card's fields: A2A 1.0's with 0.3's top-level ones beside them, so "
+        "0.3 clients find the agent too (dual, the default), or 1.0's alone, for strict 1.0 "
+        "validators when no 0.3 client calls", choices=("dual", "1.0"))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ BINDINGS = ("JSONRPC", "GRPC", "HTTP+JSON")
 VERSIONS = ("1.0", "0.3")  # what this project's clients and servers speak
 API_KEY_PLACES = ("query", "header", "cookie")
 LEGACY = {"url", "preferredTransport", "additionalInterfaces", "protocolVersion",
-          "supportsAuthenticatedExtendedCard"}  # the A2A 0.3 card's top-level fields
+          "supportsAuthenticatedExtendedCard", "security"}  # the A2A 0.3 card's top-level fields
 MEDIA_TYPE = re.compile(r"^[\w.+-]+/[\w.+*-]+(\s*;.*)?$")
 
 

@@ -7,14 +7,17 @@ import json
 import sys
 from pathlib import Path
 
+import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.bridge import CARD, create_app
 from a2a_grpc.cards.card import Interface, card_for, public_card
+from a2a_grpc.cards.check import LEGACY
 from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import TEST_POLICY
+from tests.processes import reap, start_server
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
@@ -66,3 +69,42 @@ async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> 
         "subscribe_done": "UnsupportedOperationError",  # a stream of one error on JSON-RPC
         "subscribe_unknown": "TaskNotFoundError",
     }
+
+
+@pytest.mark.parametrize(("binding", "transport"), [
+    ("JSONRPC", "JsonRpcTransport"), ("HTTP+JSON", "RestTransport"), ("GRPC", "GrpcTransport")])
+async def test_sdk_reads_a_pure_10_card(sdk_python: Path, binding: str, transport: str) -> None:
+    """`serve --card-format 1.0`: none of 0.3's fields in the card, and the
+    official 1.x client still finds and calls every binding from it."""
+    server = await start_server("serve", "--card-format", "1.0")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+        assert not LEGACY & card.keys()
+        assert [i["protocolBinding"] for i in card["supportedInterfaces"]] == [
+            "GRPC", "JSONRPC", "HTTP+JSON"]
+        proc = await asyncio.create_subprocess_exec(
+            str(sdk_python), str(PEERS / "sdk_card_client.py"), server.url, binding,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        reap(server.proc)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert json.loads(out) == {"transport": transport, "send": "TASK_STATE_COMPLETED",
+                               "get": "echo: hello",
+                               "stream": ["task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+                                          "artifact_update", "artifact_update",
+                                          "TASK_STATE_COMPLETED"]}
+
+
+async def test_the_default_card_keeps_the_03_fields() -> None:
+    server = await start_server("serve")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+    finally:
+        reap(server.proc)
+    assert {"url", "preferredTransport", "additionalInterfaces", "protocolVersion",
+            "supportsAuthenticatedExtendedCard"} <= card.keys()
