@@ -29,7 +29,7 @@ from typing import Protocol
 
 from google.protobuf.struct_pb2 import Struct
 
-from a2a_grpc.core import states
+from a2a_grpc.core import media, states
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import PermissionDeniedError
 from a2a_grpc.core.ids import new_id
@@ -127,6 +127,19 @@ class AgentExecutor:
         to pick the work up again (emit events as in `execute`); by default the
         server marks such tasks FAILED, saying it restarted."""
         raise NotImplementedError
+
+    def accepts(self, media_type: str, card: AgentCard) -> bool:
+        """May a message part of `media_type` reach `execute`? Asked for each
+        part of each incoming message before the agent runs; False fails the
+        send with ContentTypeNotSupportedError, naming the type and the modes
+        accepted. By default: yes when the served `card` accepts it in its
+        defaultInputModes or a skill's inputModes (wildcards such as image/*
+        honoured: a2a_grpc.core.media), and always for an agent without a
+        `card` of its own. Override with your own rule; return True to turn
+        the check off."""
+        if not isinstance(getattr(self, "card", None), AgentCard):
+            return True
+        return media.matches(media_type, media.input_modes(card))
 
     async def extended_card(self, call: CallContext) -> AgentCard | None:
         """Override to offer an extended agent card (GetExtendedAgentCard) to

@@ -17,6 +17,15 @@ class PushEnabledDemo(DemoAgent):
         self.card.capabilities.push_notifications = True
 
 
+class FilesDemo(DemoAgent):
+    """The demo agent, its card also taking images and PDFs (what the seed
+    examples attach): the demo's own card takes text alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.card.default_input_modes.extend(["image/*", "application/pdf"])
+
+
 class HandOffAgent(AgentExecutor):
     """Hands tasks off and takes follow-ups, as the tests script it by text:
 

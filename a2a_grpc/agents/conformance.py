@@ -32,7 +32,10 @@ class ConformanceAgent(AgentExecutor):
             description="Starts every task and hands it off (the conformance-suite profile).",
             version="1.0.0",
             capabilities=AgentCapabilities(streaming=True, push_notifications=True),
-            default_input_modes=["text/plain"],
+            # What the conformance suites send (text, JSON data, bytes, text files);
+            # any other type is refused with ContentTypeNotSupportedError, as they test.
+            default_input_modes=["text/plain", "application/json", "application/octet-stream",
+                                 "text/*"],
             default_output_modes=["text/plain"],
             skills=[AgentSkill(id="hand-off", name="Hand off",
                                description="Moves a task to WORKING and leaves it there.",

@@ -9,13 +9,14 @@ from collections.abc import Awaitable, Callable
 from a2a_grpc.agent import AgentExecutor, RequestContext
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.context import CallContext
-from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
+from a2a_grpc.core.errors import ContentTypeNotSupportedError, FieldViolation, InvalidParamsError
 from a2a_grpc.core.ids import sorted_id
+from a2a_grpc.core.media import input_modes, media_type_of
 from a2a_grpc.core.validate import require, validate
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.execution.run import Run
 from a2a_grpc.execution.run_state import OnCreate
-from a2a_grpc.generated.a2a_pb2 import Message, SendMessageRequest, Task
+from a2a_grpc.generated.a2a_pb2 import AgentCard, Message, SendMessageRequest, Task
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded, SentMessages
 from a2a_grpc.push.configs import PushConfigs
 from a2a_grpc.push.policy import PushPolicy
@@ -25,8 +26,9 @@ from a2a_grpc.stores import Scope, TaskStore
 class Intake:
     def __init__(self, executor: AgentExecutor, actors: ActorRegistry, store: TaskStore,
                  configs: PushConfigs, push_policy: PushPolicy, max_parts: int,
-                 interrupted_only: bool) -> None:
+                 interrupted_only: bool, card: Callable[[], AgentCard]) -> None:
         self.executor = executor
+        self.card = card  # the card served now (its input modes)
         self._actors = actors
         self.store = store
         self._configs = configs
@@ -62,6 +64,7 @@ class Intake:
         require(len(req.message.parts) <= self.max_parts, "message.parts",
                 f"has {len(req.message.parts)} parts; at most {self.max_parts} are accepted")
         lifecycle.history_length_of(req.configuration)  # validates the value
+        self._check_media_types(req.message)
         push = req.configuration.task_push_notification_config
         if req.configuration.HasField("task_push_notification_config"):
             self.push_policy.check_at_creation(
@@ -119,6 +122,18 @@ class Intake:
                 run = self._actors.start(actor, self.executor, context, on_create)
             self._sent.track(scope, msg.message_id, run)
             return run
+
+
+    def _check_media_types(self, msg: Message) -> None:
+        card = self.card()
+        for i, part in enumerate(msg.parts):
+            media_type = media_type_of(part)
+            if not self.executor.accepts(media_type, card):
+                accepted = ", ".join(input_modes(card)) or "none"
+                raise ContentTypeNotSupportedError(
+                    f"message.parts[{i}]: content type {media_type} is incompatible with this "
+                    f"agent's input modes ({accepted})",
+                    metadata={"mediaType": media_type, "accepted": accepted})
 
 
 async def _first_draft_id_check(store: TaskStore, scope: Scope, task_id: str) -> None:

@@ -101,7 +101,7 @@ class RequestHandler:
         self._access = Access(card, self.store)
         self._configs = PushConfigs(self.store)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
-                              self.push_policy, max_parts, interrupted_only)
+                              self.push_policy, max_parts, interrupted_only, lambda: self.card)
         self._streams = StreamCalls(self._access, self.bus, self.store, self._start)
         self._push = PushConfigCalls(self._access, self._configs, self.push_policy)
         self.housekeeping = Housekeeping(self._access, executor, self.bus, self._actors,

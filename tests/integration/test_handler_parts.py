@@ -98,7 +98,8 @@ async def test_housekeeping_alone(store: SqliteTaskStore) -> None:
     agent = DemoAgent()
     bus = LocalEventBus()
     actors = ActorRegistry(store, bus)
-    intake = Intake(agent, actors, store, PushConfigs(store), PushPolicy(), 1000, False)
+    intake = Intake(agent, actors, store, PushConfigs(store), PushPolicy(), 1000, False,
+                    lambda: agent.card)
     duties = Housekeeping(Access(agent.card, store), agent, bus, actors, intake)
     await stored_task(store, "left", states.WORKING)  # a run's, when the process died
     await stored_task(store, "done", states.COMPLETED)

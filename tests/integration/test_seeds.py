@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.agents import FilesDemo
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 from tests.legacy_wire import STATES_03, assert_task_03, rpc
@@ -74,7 +75,8 @@ def assert_task_01(task: dict[str, Any]) -> None:
 async def test_seed_example(stack: StackFactory, doc: str | None,
                             request_: dict[str, Any] | None) -> None:
     assert request_ is not None, f"the seed documents are missing: {SEEDS}"
-    s = await stack()
+    agent = FilesDemo()  # the examples attach pictures and PDFs
+    s = await stack(agent, card=agent.card)
     method, params = request_["method"], request_["params"]
     if method in ("tasks/get", "tasks/pushNotification/set", "tasks/pushNotification/get"):
         await first_draft_task(s, params["id"], "hello")

@@ -15,6 +15,7 @@ from a2a_grpc.cards.card import Interface, public_card
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
+from tests.agents import FilesDemo
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 
@@ -57,7 +58,8 @@ async def test_send_get_and_the_same_task_in_10(stack: StackFactory) -> None:
 
 
 async def test_file_parts(stack: StackFactory) -> None:
-    s = await stack()
+    agent = FilesDemo()
+    s = await stack(agent, card=agent.card)
     raw = base64.b64encode(b"\x00\x01").decode()
     m = message("x", content=[{"file": {"fileWithBytes": raw, "mimeType": "image/png",
                                         "name": "a.png"}}, {"text": "echo"}])
