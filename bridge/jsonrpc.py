@@ -7,9 +7,11 @@
   errors. `data` is the list of google.rpc details: ErrorInfo first.
 - Streaming methods answer `text/event-stream`: each event a JSON-RPC
   response with the request's id; an error after the start is the last
-  event. An error before the first event is a stream too, holding that one
-  error response: the official TCK's client requires an event stream for a
-  streaming method, and the SDK clients read the error from it as well.
+  event. An error before the first event (TaskNotFound, a terminal task's
+  SubscribeToTask, a refused message) is a plain JSON-RPC error response, as
+  the official SDK's server answers and its clients and the 1.0 conformance
+  kit expect; 0.3's and the first draft's streaming methods still answer it
+  as a stream of that one error, as their clients read it.
 - Batches run member by member; a streaming method inside a batch gets
   -32600 for that member. Notifications (no id) run and get no answer.
 """
@@ -125,8 +127,7 @@ class JsonRpcEndpoint:
                                         call_context(request))
                 except Exception as exc:
                     note(exc, f"JSON-RPC {method_name}")
-                    return _refused(id_, exc) or await sse.one_error(request,
-                                                                     reply(id_, error=exc))
+                    return _refused(id_, exc) or reply(id_, error=exc)
                 return await sse.stream(
                     request, events,
                     render=lambda ev: reply(id_, result=codec.to_dict(ev)),

@@ -149,7 +149,10 @@ class JsonRpcBinding(Binding):
             if resp.status in (401, 403):  # refused for its credentials: plain JSON
                 raise self._failed((await resp.json())["error"])
             assert resp.status == 200
-            # Refused before the first event too: a stream holding the one error.
+            if resp.content_type == "application/json":  # refused before the first event
+                body = await resp.json()
+                assert body["jsonrpc"] == "2.0" and body["id"] == id_ and "result" not in body
+                raise self._failed(body["error"])
             assert resp.content_type == "text/event-stream"
             events, _ = parse_sse(await resp.text())
         out: list[pb.StreamResponse] = []

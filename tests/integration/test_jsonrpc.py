@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 
 from a2a_grpc.bridge import BridgeConfig
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.conftest import Stack, StackFactory
 
@@ -190,13 +191,34 @@ async def test_session_survives_many_errors(s: Stack) -> None:
     {"id": "no-such-task"},  # refused by the handler
     {"id": 5, "unknownField": {"deep": []}, "historyLength": "x"},  # refused by the parser
 ])
-async def test_a_stream_refused_before_its_first_event_is_a_stream_of_one_error(
+async def test_a_stream_refused_before_its_first_event_is_a_plain_error(
         s: Stack, params: dict[str, object]) -> None:
+    """As the official SDK's server answers, and the 1.0 conformance kit checks."""
     async with s.session.post(s.base_url + "/", json={
             "jsonrpc": "2.0", "id": "r1", "method": "SubscribeToTask", "params": params}) as resp:
+        assert (resp.status, resp.content_type) == (200, "application/json")
+        body = await resp.json()
+    assert body["id"] == "r1" and body["jsonrpc"] == "2.0" and "result" not in body
+    assert body["error"]["code"] in (-32001, -32602)
+
+
+async def test_a_terminal_tasks_subscribe_is_refused_at_once(s: Stack) -> None:
+    task = (await s.binding("jsonrpc").call(
+        "SendMessage", pb.SendMessageRequest(message=pb.Message(
+            message_id="done", role=pb.ROLE_USER, parts=[pb.Part(text="hi")]))))
+    assert isinstance(task, pb.SendMessageResponse)
+    async with s.session.post(s.base_url + "/", json={
+            "jsonrpc": "2.0", "id": 7, "method": "SubscribeToTask",
+            "params": {"id": task.task.id}}) as resp:
+        assert resp.content_type == "application/json"
+        body = await resp.json()
+    assert body["error"]["code"] == -32004  # UnsupportedOperationError (spec §9.4.6)
+
+
+async def test_the_03_stream_is_still_refused_as_a_stream_of_one_error(s: Stack) -> None:
+    async with s.session.post(s.base_url + "/", json={
+            "jsonrpc": "2.0", "id": "r3", "method": "tasks/resubscribe",
+            "params": {"id": "no-such-task"}}) as resp:
         assert (resp.status, resp.content_type) == (200, "text/event-stream")
         events, _ = parse_sse(await resp.text())
-    assert len(events) == 1
-    assert events[0].data["id"] == "r1" and events[0].data["jsonrpc"] == "2.0"
-    assert events[0].data["error"]["code"] in (-32001, -32602)
-    assert "result" not in events[0].data
+    assert len(events) == 1 and events[0].data["error"]["code"] == -32001
