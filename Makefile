@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck browser docs
+.PHONY: run test lint proto install clean bench bench-stores tck tck10 browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -35,6 +35,11 @@ bench-stores: $(STAMP)
 # the suite is not on PyPI. A2A_TCK_DIR=a checkout of a2aproject/a2a-tck (main).
 tck: $(STAMP)
 	$(PY) -m tools.tck $(ARGS)
+
+# The 1.0-dev conformance kit against our server, each failure classed
+# (docs/conformance-1.0-dev.md). A2A_TCK10_DIR=a checkout of a2aproject/a2a-tck, 1.0-dev.
+tck10: $(STAMP)
+	$(PY) -m tools.tck10 $(ARGS)
 
 # Debian's Chromium, for the inspector's browser tests (tests/browser; skipped without
 # it, except under CI=true, where .ci/run installs it). Needs root and Debian's archive.
