@@ -25,6 +25,7 @@ from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
+from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.stores import DEFAULT_URL, open_store
 
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
@@ -121,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     pr.add_argument("--out", type=Path, required=True, metavar="DIR",
                     help="where to write them; then e.g. protoc -I DIR --go_out=... "
                          "DIR/a2a.proto")
+    sub.add_parser("push-secret-key", help="a new key for serve --push-secret-keys (a line "
+                   "of its FILE)")
     pw = sub.add_parser("passwd", help="a line for serve --basic-users: USER:HASH (the "
                         "password is read from the terminal, or from stdin when piped)")
     pw.add_argument("user")
@@ -139,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
     try:
+        if args.command == "push-secret-key":
+            print(SecretBox.new_key())
+            return 0
         if args.command in VERBS:
             return main_for(args)
         settings = load(args, getattr(args, "config", None))

@@ -15,6 +15,7 @@ from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.auth.config import AuthOptions
 from a2a_grpc.bridge import BridgeConfig
 from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.push.sender import SenderConfig
 
 
@@ -30,6 +31,7 @@ class PushOptions:
     policy: PushPolicy = field(default_factory=PushPolicy)
     keys_dir: Path | None = None  # sign notifications with the keys found (or made) here
     sender: SenderConfig = field(default_factory=SenderConfig)
+    secrets: SecretBox | None = None  # seals webhook credentials at rest
 
 
 def tls_files(net: Network) -> TlsFiles | None:
@@ -70,7 +72,8 @@ def push_options(push: Push) -> PushOptions:
     return PushOptions(
         PushPolicy.from_flags(push.allow_push_to, push.allow_http_push), push.push_keys,
         SenderConfig(timeout=push.push_timeout, max_attempts=push.push_attempts,
-                     base_delay=push.push_backoff))
+                     base_delay=push.push_backoff),
+        None if push.push_secret_keys is None else SecretBox.from_file(push.push_secret_keys))
 
 
 def limit_options(limits: Limits) -> LimitOptions:

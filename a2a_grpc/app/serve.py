@@ -108,7 +108,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         raise
     handler = RequestHandler(agent, card, store=store, bus=bus,
                              push_policy=push.policy, interrupted_only=interrupted_only,
-                             replicated=bool(bus_url))
+                             replicated=bool(bus_url), push_secrets=push.secrets)
     metrics = Metrics()
     service: A2AService = handler
     if limits.any:
@@ -136,7 +136,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         if card.capabilities.push_notifications:
             config = push.sender if leases is None else dataclasses.replace(
                 push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
-            sender = PushSender(store, push.policy, signer, config, metrics)
+            sender = PushSender(store, push.policy, signer, config, metrics, push.secrets)
             await sender.start()
             cleanup.push_async_callback(sender.stop)
             handler.attach_sender(sender.wake)

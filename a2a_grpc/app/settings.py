@@ -173,6 +173,9 @@ class Push:
     push_keys: Path | None = setting(
         None, "sign push notifications (JWT) with the PEM keys in DIR, creating one if there "
         "is none; the JWKS is served at /.well-known/jwks.json", metavar="DIR")
+    push_secret_keys: Path | None = setting(
+        None, "seal webhooks' credentials at rest with the Fernet keys in FILE, one a line, "
+        "newest first (a2a-grpc push-secret-key makes one)", metavar="FILE")
     push_timeout: float = setting(10.0, "seconds per webhook attempt (default 10)")
     push_attempts: int = setting(8, "attempts before a notification is dead-lettered "
                                  "(default 8)")

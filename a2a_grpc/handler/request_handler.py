@@ -57,6 +57,7 @@ from a2a_grpc.handler.streaming import StreamCalls
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.configs import PushConfigs
 from a2a_grpc.push.policy import PushPolicy
+from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.stores import (
     Claim,
     MemoryTaskStore,
@@ -85,6 +86,7 @@ class RequestHandler:
         push_policy: PushPolicy | None = None,
         interrupted_only: bool = False,
         replicated: bool = False,
+        push_secrets: SecretBox | None = None,
     ) -> None:
         self.executor = executor
         executor.bind(self)  # so the agent can continue tasks later (task_events)
@@ -99,7 +101,7 @@ class RequestHandler:
                                      if card.capabilities.push_notifications else None)
         self._actors.wait_creation = replicated  # other replicas share the store
         self._access = Access(card, self.store)
-        self._configs = PushConfigs(self.store)
+        self._configs = PushConfigs(self.store, push_secrets)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
                               self.push_policy, max_parts, interrupted_only, lambda: self.card)
         self._streams = StreamCalls(self._access, self.bus, self.store, self._start)

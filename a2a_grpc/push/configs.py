@@ -12,12 +12,14 @@ from a2a_grpc.generated.a2a_pb2 import (
     ListTaskPushNotificationConfigsResponse,
     TaskPushNotificationConfig,
 )
+from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.stores import PushStore, Scope
 
 
 class PushConfigs:
-    def __init__(self, store: PushStore) -> None:
+    def __init__(self, store: PushStore, secrets: SecretBox | None = None) -> None:
         self._store = store
+        self._secrets = secrets  # seals credentials before they are stored (secrets.py)
 
     async def save(self, scope: Scope, task_id: str, config: TaskPushNotificationConfig,
                    generation: str = "") -> TaskPushNotificationConfig:
@@ -28,8 +30,14 @@ class PushConfigs:
         saved.task_id = task_id
         saved.tenant = scope.tenant
         saved.id = saved.id or new_id()  # the official server assigns one too
-        await self._store.save_push_config(scope, saved, generation)
-        return saved
+        stored = saved
+        if self._secrets is not None and saved.authentication.credentials:
+            stored = TaskPushNotificationConfig()
+            stored.CopyFrom(saved)
+            stored.authentication.credentials = self._secrets.seal(
+                saved.authentication.credentials)
+        await self._store.save_push_config(scope, stored, generation)
+        return saved  # as the caller sent it
 
     async def get(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig:
         config = await self._store.get_push_config(scope, task_id, config_id)

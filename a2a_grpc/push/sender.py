@@ -45,6 +45,7 @@ from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.digest import HEADER as SIGNATURE_HEADER
 from a2a_grpc.push.policy import PushPolicy, PushTargetRefused
+from a2a_grpc.push.secrets import SecretBox, SecretsError, open_secret
 
 if TYPE_CHECKING:  # signing needs the [auth] extra; a sender without a signer does not
     from a2a_grpc.push.signing import Signer
@@ -75,8 +76,10 @@ class Outbox(PushStore, TaskLog, Protocol):
 
 class PushSender:
     def __init__(self, store: Outbox, policy: PushPolicy, signer: Signer | None = None,
-                 config: SenderConfig | None = None, metrics: Metrics | None = None) -> None:
+                 config: SenderConfig | None = None, metrics: Metrics | None = None,
+                 secrets: SecretBox | None = None) -> None:
         self.store = store
+        self.secrets = secrets  # opens sealed credentials (secrets.py)
         self.policy = policy
         self.signer = signer
         self.config = config or SenderConfig()
@@ -161,6 +164,9 @@ class PushSender:
         except PushTargetRefused as exc:
             await self._dead(d, d.attempts + 1, f"address refused: {exc}")
             return
+        except SecretsError as exc:  # no retry opens them: say why, once
+            await self._dead(d, d.attempts + 1, f"the config's credentials are {exc}")
+            return
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             await self._retry(d, f"{type(exc).__name__}: {exc}", None)
             return
@@ -205,7 +211,8 @@ class PushSender:
         if config.token:
             headers[TOKEN_HEADER] = config.token
         if auth.scheme and auth.credentials:
-            headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+            secret = open_secret(self.secrets, auth.credentials)
+            headers["Authorization"] = f"{auth.scheme} {secret}"
         if self.signer is not None:
             token = self.signer.sign(config.url, d.task_id, body)
             headers[SIGNATURE_HEADER] = token

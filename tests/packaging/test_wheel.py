@@ -82,6 +82,7 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
     ((), {"OTEL_TRACES_EXPORTER": "otlp"}, "otel"),
     (("--push-keys", "keys"), {}, "auth"),
     (("--card-keys", "keys"), {}, "auth"),
+    (("--push-secret-keys", "keys"), {}, "auth"),
     (("--jwt-jwks", "https://issuer.example/jwks.json"), {}, "auth"),
     (("--oidc-issuer", "https://issuer.example"), {}, "auth"),
 ])
