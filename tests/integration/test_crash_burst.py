@@ -54,6 +54,13 @@ def _chunks(task: pb.Task) -> list[str]:
 
 async def test_sigkill_mid_burst_loses_nothing_told(store_url: str, tmp_path: Path) -> None:
     hook: Webhook = await start_webhook()
+    try:
+        await _burst_kill_and_check(hook, store_url, tmp_path)
+    finally:
+        await hook.server.close()  # also when the burst times out
+
+
+async def _burst_kill_and_check(hook: Webhook, store_url: str, tmp_path: Path) -> None:
     keys = tmp_path / "keys"
     proc, channel, stub = await _start(store_url, keys)
     seen: list[list[pb.StreamResponse]] = [[] for _ in range(STREAMS)]
@@ -120,4 +127,3 @@ async def test_sigkill_mid_burst_loses_nothing_told(store_url: str, tmp_path: Pa
         proc.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
         await asyncio.to_thread(proc.wait, 20)  # type: ignore[attr-defined]
         reap(proc)  # type: ignore[arg-type]
-        await hook.server.close()
