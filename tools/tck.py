@@ -209,7 +209,8 @@ def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -
              f"{commit}. Ours: `a2a_grpc.agents.conformance:ConformanceAgent`; the official "
              "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
              "sdk_conformance.py). Counts per category and binding: passed / failed / "
-             "skipped / xfailed.", "",
+             "skipped / xfailed. Its successor, branch 1.0-dev, runs with `make tck10` "
+             "([its page](conformance-1.0-dev.md)).", "",
              "| category | binding | ours | official SDK | SDK, version-less as 1.0 |",
              "|---|---|---|---|---|"]
     keys = list(results["ours"])
