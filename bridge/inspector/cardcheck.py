@@ -86,6 +86,9 @@ async def _probe(card: pb.AgentCard, index: int, headers: Mapping[str, str],
                        f"{exc.message})")
     except TimeoutError:
         return Finding("error", where, f"{binding} {face.url}: no answer in {PROBE_TIMEOUT:g} s")
+    except Exception as exc:  # e.g. a URL no client can call: a finding, not a failed check
+        return Finding("error", where, f"{binding} {face.url} cannot be called: "
+                       f"{type(exc).__name__}: {exc}")
     finally:
         await client.close()
     return Finding("warning", where, f"{binding} {face.url} returned a task for an id nobody "

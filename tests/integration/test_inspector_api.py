@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.bridge import create_app
@@ -143,3 +144,34 @@ async def test_the_card_check(page: tuple[Stack, str, aiohttp.ClientSession]) ->
         answer = await resp.json()
     assert answer["error"]["reason"] == "BadResponseError"
     assert answer["wire"][0]["response"]["status"] == 404
+
+
+async def test_a_card_whose_urls_no_client_can_call_still_gets_its_findings(
+        page: tuple[Stack, str, aiohttp.ClientSession]) -> None:
+    _, base, session = page
+    card = {"name": "odd", "description": "d", "version": "1", "capabilities": {},
+            "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+            "skills": [{"id": "a", "name": "A", "description": "d", "tags": ["t"]}],
+            "supportedInterfaces": [
+                {"url": "not a url", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                {"url": "::::", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}
+
+    async def serve_card(_: web.Request) -> web.Response:
+        return web.json_response(card)
+
+    app = web.Application()
+    app.router.add_get("/.well-known/agent-card.json", serve_card)
+    odd = TestServer(app, host="127.0.0.1")
+    await odd.start_server()
+    try:
+        async with session.post(base + "/inspector/api/card",
+                                json={"target": str(odd.make_url("")).rstrip("/")}) as resp:
+            assert resp.status == 200
+            answer = await resp.json()
+    finally:
+        await odd.close()
+    assert "error" not in answer, answer
+    errors = {f["where"]: f["message"] for f in answer["findings"] if f["level"] == "error"}
+    assert "absolute http(s) URL" in errors["supportedInterfaces[0].url"]
+    assert "cannot be called" in errors["supportedInterfaces[0]"]
+    assert "supportedInterfaces[1]" in errors  # probed, and found wanting
