@@ -19,6 +19,7 @@ from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.grpc_edge.upstream import UpstreamService
+from a2a_grpc.handler.generations import PreviewOptions
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.policy import PushPolicy
@@ -155,10 +156,12 @@ async def stack() -> AsyncIterator[StackFactory]:
         gate: Gate | None = None,
         metrics: Metrics | None = None,
         observed: bool = False,
+        preview: PreviewOptions | None = None,
     ) -> Stack:
         """`sender`: deliver push notifications (to webhooks on loopback).
         `gate`: authenticate every call (on all bindings) through it.
-        `metrics` (or `observed`): count and trace every call, as `serve` does."""
+        `metrics` (or `observed`): count and trace every call, as `serve` does.
+        `preview`: serve the A2A 1.1 draft to calls that ask for it."""
         agent = agent or DemoAgent()
         if card is None:
             card = card_for(agent)
@@ -166,7 +169,7 @@ async def stack() -> AsyncIterator[StackFactory]:
             card.capabilities.streaming = streaming
         policy = SENDER_POLICY if sender else TEST_POLICY
         handler = RequestHandler(agent, card, store=store, push_policy=policy,
-                                 interrupted_only=interrupted_only)
+                                 interrupted_only=interrupted_only, preview=preview)
         secured = None if gate is None else AuthenticatedService(handler, gate)
         service = service or secured
         if metrics is not None:

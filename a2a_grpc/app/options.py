@@ -10,10 +10,11 @@ from pathlib import Path
 
 from a2a_grpc.app.http import HttpOptions
 from a2a_grpc.app.limits import LimitOptions
-from a2a_grpc.app.settings import Limits, Network, Observability, Push, Security
+from a2a_grpc.app.settings import Limits, Network, Observability, Preview, Push, Security
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.auth.config import AuthOptions
 from a2a_grpc.bridge import BridgeConfig
+from a2a_grpc.handler.generations import PreviewOptions
 from a2a_grpc.push.policy import PushPolicy
 from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.push.sender import SenderConfig
@@ -86,3 +87,13 @@ def limit_options(limits: Limits) -> LimitOptions:
 
 def observe_options(obs: Observability) -> ObserveOptions:
     return ObserveOptions(obs.metrics_port, not obs.no_inspector, obs.inspector_remote_targets)
+
+
+def preview_options(preview: Preview) -> PreviewOptions | None:
+    """The A2A 1.1 preview's options, or None when it is off."""
+    if not preview.a2a_1_1_preview:
+        return None
+    try:
+        return PreviewOptions(preview.long_poll_wait, preview.long_poll_max)
+    except ValueError:
+        raise ValueError("--long-poll-wait must be > 0 and at most --long-poll-max") from None

@@ -36,6 +36,7 @@ from a2a_grpc.app.options import (
     http_options,
     limit_options,
     observe_options,
+    preview_options,
     push_options,
 )
 from a2a_grpc.app.settings import ServeSettings
@@ -88,6 +89,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     http = http_options(net, settings.agent.card_format)
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
+    preview = preview_options(settings.preview)
     if stored.stream_backlog < 1:
         raise ValueError("--stream-backlog must be >= 1")
     backlog = Backlog(events=stored.stream_backlog)
@@ -108,7 +110,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         raise
     handler = RequestHandler(agent, card, store=store, bus=bus,
                              push_policy=push.policy, interrupted_only=interrupted_only,
-                             replicated=bool(bus_url), push_secrets=push.secrets)
+                             replicated=bool(bus_url), push_secrets=push.secrets,
+                             preview=preview)
     metrics = Metrics()
     service: A2AService = handler
     if limits.any:
@@ -170,7 +173,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         if signer is not None:
             signer.issuer = base
             signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
-        handler.card = keys.sign_card(public_card(card, interfaces, signed), base + JWKS_PATH)
+        handler.card = keys.sign_card(public_card(
+            card, interfaces, signed, versions=handler.versions), base + JWKS_PATH)
         runner.app[CARD].update(handler.card)
         runner.app[CARD].since(await store.card_published("public", runner.app[CARD].digest,
                                                           time.time_ns()))

@@ -215,6 +215,22 @@ class Limits:
 
 
 @dataclass(frozen=True)
+class Preview:
+    """preview: the A2A 1.1 draft (a2aproject/A2A dev-1.1), for calls made with A2A-Version 1.1"""
+
+    a2a_1_1_preview: bool = setting(
+        False, "serve A2A-Version 1.1 calls as the draft has them: task generations, "
+        "long-polling GetTask, ifGenerationMatch; 1.0 calls are answered as before",
+        flag="--a2a-1.1-preview")
+    long_poll_wait: float = setting(
+        30.0, "how long a long-polling GetTask waits when the caller does not say "
+        "(Prefer: wait=SECONDS) (default 30)", metavar="SECONDS")
+    long_poll_max: float = setting(
+        60.0, "the longest a long-polling GetTask waits, whatever the caller prefers "
+        "(default 60)", metavar="SECONDS")
+
+
+@dataclass(frozen=True)
 class ServeSettings:
     agent: AgentSettings = field(default_factory=AgentSettings)
     network: Network = field(default_factory=Network)
@@ -223,6 +239,7 @@ class ServeSettings:
     push: Push = field(default_factory=Push)
     observability: Observability = field(default_factory=Observability)
     limits: Limits = field(default_factory=Limits)
+    preview: Preview = field(default_factory=Preview)
 
 
 GROUPS: dict[str, type[Any]] = typing.get_type_hints(ServeSettings)  # name -> its dataclass
@@ -233,7 +250,7 @@ def flag_of(f: dataclasses.Field[Any]) -> str:
 
 
 def env_of(f: dataclasses.Field[Any]) -> str:
-    return ENV_PREFIX + flag_of(f).removeprefix("--").replace("-", "_").upper()
+    return ENV_PREFIX + flag_of(f).removeprefix("--").replace("-", "_").replace(".", "_").upper()
 
 
 def _kind(group: type[Any], f: dataclasses.Field[Any]) -> tuple[type[Any], bool]:

@@ -75,15 +75,18 @@ def card_for(agent: AgentExecutor) -> AgentCard:
 
 
 def public_card(own: AgentCard, interfaces: Sequence[Interface],
-                signed_push: SignedPush | None = None, *, resumable: bool = True) -> AgentCard:
-    """`own` listing exactly `interfaces` (the first is preferred), with the
-    server's extensions. `own` is not changed."""
+                signed_push: SignedPush | None = None, *, resumable: bool = True,
+                versions: Sequence[str] = (CURRENT_VERSION,)) -> AgentCard:
+    """`own` listing exactly `interfaces` (the first is preferred) once per
+    A2A version in `versions` (all of the first version's come first), with
+    the server's extensions. `own` is not changed."""
     out = AgentCard()
     out.CopyFrom(own)
     del out.supported_interfaces[:]
-    for i in interfaces:
-        out.supported_interfaces.append(AgentInterface(
-            url=i.url, protocol_binding=i.binding, protocol_version=CURRENT_VERSION))
+    for version in versions:
+        for i in interfaces:
+            out.supported_interfaces.append(AgentInterface(
+                url=i.url, protocol_binding=i.binding, protocol_version=version))
     extensions = out.capabilities.extensions
     if resumable and not any(x.uri == RESUMABLE_STREAMS_URI for x in extensions):
         extensions.append(RESUMABLE_STREAMS)

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CURRENT_VERSION = "1.0"
+# The A2A 1.1 draft, served when the server's preview is on (handler/generations.py).
+PREVIEW_VERSION = "1.1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +39,9 @@ class CallContext:
     may travel. `identity`: who the authenticator admitted (a2a_grpc/auth);
     None when the card asks for no credentials. `user` is its subject.
     `generation`: the A2A generation the call was written in when the edge
-    translated it from an earlier one ("0.3", "0.1"); "" for 1.0. Push
-    configs it sets are delivered in that generation's shape.
+    translated it from an earlier one ("0.3", "0.1"); "" for 1.0; "1.1" for
+    a call that asks for the A2A 1.1 draft (refused unless the preview is
+    on). Push configs it sets are delivered in that generation's shape.
     `denied_skills`: ids of the card's skills whose own securityRequirements
     this caller does not meet (the extended card omits them;
     RequestContext.require_skill refuses them).
@@ -75,9 +78,13 @@ class CallContext:
         extensions = (frozenset(x.strip() for x in raw_ext.split(",") if x.strip())
                       if raw_ext else frozenset())
         version = headers.get("a2a-version")
+        if version is not None:
+            version = version.strip()
         return cls(
             user=user,
-            version=version.strip() if version is not None else None,
+            version=version,
+            generation=PREVIEW_VERSION if version and (
+                version == PREVIEW_VERSION or version.startswith(PREVIEW_VERSION + ".")) else "",
             extensions=extensions,
             metadata=headers,
             peer=peer,

@@ -104,6 +104,13 @@ class VersionNotSupportedError(A2AError):
     default_message = "A2A protocol version not supported"
 
 
+class TaskGenerationMismatchError(A2AError):
+    """A2A 1.1 draft: `ifGenerationMatch` named another generation than the
+    task's (served only to A2A-Version 1.1 calls; see handler/generations.py)."""
+
+    default_message = "Task generation mismatch"
+
+
 # Authentication and authorization (spec §3.3.2: HTTP 401/403, gRPC
 # UNAUTHENTICATED/PERMISSION_DENIED, "JSON-RPC custom error"). `challenge` is
 # the WWW-Authenticate value that names what the server accepts.
@@ -179,6 +186,11 @@ WIRE: dict[type[A2AError], Wire] = {
     ),
     VersionNotSupportedError: Wire(
         -32009, code_pb2.FAILED_PRECONDITION, 400, "VERSION_NOT_SUPPORTED"
+    ),
+    # The A2A 1.1 draft's row (dev-1.1 §5.4; its commit message says HTTP 412,
+    # its tables and example 409: the tables are the spec).
+    TaskGenerationMismatchError: Wire(
+        -32010, code_pb2.ABORTED, 409, "TASK_GENERATION_MISMATCH"
     ),
     # JSON-RPC "custom errors" (§3.3.2) from the implementation-defined range,
     # clear of the -32001.. codes A2A assigns.

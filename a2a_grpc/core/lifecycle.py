@@ -14,6 +14,12 @@ Pure functions over the generated protos (spec §3.1, §3.4, §3.2.4); no I/O.
   cost as much as making the task); a direct Message is an answer that
   creates no task, and it must be the only one (§3.1.1): once a task exists,
   a Message event is refused. Anything else cannot come first.
+- Generations (the A2A 1.1 draft, §3.2.7): a task created with
+  `counted=True` starts at generation 1, and every status or artifact update
+  then adds 1 to the task and carries the new value, one per event. A task
+  at 0 is not counted (created by a 1.0 server) and stays at 0, its events
+  too. The rule is the data's, so replaying stored events gives the same
+  numbers on every replica.
 - `route_follow_up(task, message, running=...)` is §3.4.3 / §3.3.3 for a
   message that names a task: the context must match, a final task takes no
   more messages, and any other task takes it (agents MAY accept messages in
@@ -37,7 +43,14 @@ from a2a_grpc.core.errors import (
     InvalidParamsError,
     UnsupportedOperationError,
 )
-from a2a_grpc.generated.a2a_pb2 import Artifact, Message, StreamResponse, Task, TaskStatus
+from a2a_grpc.generated.a2a_pb2 import (
+    Artifact,
+    Message,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatus,
+)
 
 
 class IllegalTransitionError(InvalidAgentResponseError):
@@ -56,16 +69,17 @@ def _nothing() -> None:
     pass
 
 
-def apply(task: Task | None, event: StreamResponse) -> Step:
+def apply(task: Task | None, event: StreamResponse, *, counted: bool = False) -> Step:
     """Apply one event to `task` (None: no task yet), in place; returns the
     task and what puts it back as it was (call it before any other change).
+    `counted`: a task this event creates counts generations (see above).
 
     Raises InvalidAgentResponseError (and changes nothing) when the event does
     not belong to the task or is not allowed in its current state.
     """
     kind = event.WhichOneof("payload")
     if task is None:
-        return Step(_first(event, kind), _nothing)
+        return Step(_first(event, kind, counted), _nothing)
     return Step(task, _update(task, event, kind))
 
 
@@ -75,7 +89,7 @@ def update(task: Task, event: StreamResponse) -> Undo:
     return _update(task, event, event.WhichOneof("payload"))
 
 
-def _first(event: StreamResponse, kind: str | None) -> Task | None:
+def _first(event: StreamResponse, kind: str | None, counted: bool) -> Task | None:
     if kind == "message":
         return None  # a direct reply: the whole answer, no task
     if kind != "task":
@@ -89,6 +103,7 @@ def _first(event: StreamResponse, kind: str | None) -> Task | None:
         new.status.state = states.SUBMITTED
     if new.status.state in states.TERMINAL:
         raise IllegalTransitionError(f"task {new.id} cannot start in a final state")
+    new.generation = 1 if counted else 0  # whatever the agent wrote there
     return new
 
 
@@ -107,10 +122,12 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
                 "is not a legal transition"
             )
         old, had_status, kept = TaskStatus(), task.HasField("status"), len(task.history)
+        generation = task.generation
         old.CopyFrom(task.status)
         task.status.CopyFrom(update.status)
         if update.status.HasField("message"):
             task.history.append(update.status.message)
+        task.generation = update.generation = generation + 1 if generation else 0
 
         def undo_status() -> None:
             if had_status:
@@ -118,6 +135,7 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
             else:
                 task.ClearField("status")
             del task.history[kept:]
+            task.generation = generation
         return undo_status
     if kind == "artifact_update":
         art = event.artifact_update
@@ -127,7 +145,7 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
                 f"task {task.id} is {states.name(task.status.state)}; "
                 "a final task takes no more artifacts"
             )
-        return _merge_artifact(task, event)
+        return _counted(task, art, _merge_artifact(task, event))
     raise InvalidAgentResponseError(
         f"task {task.id}: a {kind or 'empty'} event cannot update a task"
     )
@@ -139,6 +157,21 @@ def _check_ids(task: Task, task_id: str, context_id: str) -> None:
             f"event for task {task_id!r}/context {context_id!r} "
             f"does not belong to task {task.id!r}/context {task.context_id!r}"
         )
+
+
+def _counted(task: Task, update: TaskArtifactUpdateEvent, undo: Undo) -> Undo:
+    """An artifact update applied: the next generation, if the task counts."""
+    generation = task.generation
+    if not generation:
+        if update.generation:
+            update.generation = 0
+        return undo
+    task.generation = update.generation = generation + 1
+
+    def undo_counted() -> None:
+        task.generation = generation
+        undo()
+    return undo_counted
 
 
 def _merge_artifact(task: Task, event: StreamResponse) -> Undo:

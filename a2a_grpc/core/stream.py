@@ -45,10 +45,14 @@ class EventStream(AsyncIterator[StreamResponse]):
     operation before the first event) should send them: the client declared
     the resumable-streams extension. `first_sent` is called once, when the
     transport asks for the second event (it has written the first) or closes
-    the stream. Close it (`aclose`) to unsubscribe.
+    the stream. Close it (`aclose`) to unsubscribe. `view`, when set, is
+    applied to each event before it is returned (how the call's protocol
+    version shows it; it returns a copy if it changes anything, as streams
+    share their events).
     """
 
-    __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq")
+    __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq",
+                 "view")
 
     def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
@@ -60,6 +64,7 @@ class EventStream(AsyncIterator[StreamResponse]):
         self.numbered = numbered
         self.announce = announce
         self.seq: int | None = None
+        self.view: Callable[[StreamResponse], StreamResponse] | None = None
 
     def ready(self) -> bool:
         return self._ready is not None and self._ready()
@@ -73,7 +78,8 @@ class EventStream(AsyncIterator[StreamResponse]):
             if self._reads == 2:
                 self._sent_first()
         self.seq, event = await self._source.__anext__()
-        return event
+        view = self.view
+        return event if view is None else view(event)
 
     def _sent_first(self) -> None:
         if self._first_sent is not None:

@@ -55,6 +55,9 @@ class TaskActor:
     # that of the same messageId sent to two replicas at once only one agent
     # works past its first event (the other's write is refused: MessageTakenError).
     wait_creation = False
+    # The A2A 1.1 preview: a task this actor creates counts generations
+    # (lifecycle.py); its later events are counted whatever this says.
+    counts_generations = False
 
     def __init__(
         self, scope: Scope, task_id: str, context_id: str, task: Task | None, seq: int,
@@ -117,7 +120,8 @@ class TaskActor:
                 # refuses. A copy would cost more than the event on a streamed task.
                 task = self.task
                 if task is None:  # created by this event (a Task): stored whole
-                    created = lifecycle.apply(None, event).task
+                    created = lifecycle.apply(None, event,
+                                              counted=self.counts_generations).task
                     assert created is not None  # only a Message makes none, handled above
                     await self._commit(created, None, run=run)
                 else:
@@ -205,7 +209,7 @@ class TaskActor:
             first.task.id, first.task.context_id = self.task_id, self.context_id
             ids.stamp(first.task.status.timestamp)
             first.task.history.append(message)
-            task = lifecycle.apply(None, first).task
+            task = lifecycle.apply(None, first, counted=self.counts_generations).task
             assert task is not None
             # Only a push config saved with the task waits for it: the agent's first
             # events usually go to the store with it (put back if it is lost).

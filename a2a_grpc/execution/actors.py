@@ -40,6 +40,7 @@ class ActorRegistry:
         self._closing = False  # shutting down: queued follow-ups start no run
         self._running: dict[str, int] = {}  # owner -> runs going on their tasks
         self.wait_creation = False  # replicas: see TaskActor.wait_creation
+        self.counts_generations = False  # the A2A 1.1 preview: TaskActor.counts_generations
 
     def running(self, owner: str) -> int:
         """How many runs are going on `owner`'s tasks in this process."""
@@ -57,6 +58,7 @@ class ActorRegistry:
         actor = TaskActor(scope, task_id, context_id, None, 0, self._store, self._bus,
                           self._after_commit)
         actor.wait_creation = self.wait_creation
+        actor.counts_generations = self.counts_generations
         self._actors[task_id] = actor
         return actor
 

@@ -12,14 +12,15 @@ from a2a_grpc.core.errors import (
     UnsupportedOperationError,
 )
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Task
-from a2a_grpc.handler.parameters import ServiceParameters
+from a2a_grpc.handler.parameters import SUPPORTED_VERSIONS, ServiceParameters
 from a2a_grpc.stores import Scope, TaskStore
 
 
 class Access:
-    def __init__(self, card: AgentCard, store: TaskStore) -> None:
+    def __init__(self, card: AgentCard, store: TaskStore,
+                 versions: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
         self.card, self.store = card, store
-        self._parameters = ServiceParameters(card)
+        self._parameters = ServiceParameters(card, versions)
 
     def preflight(self, ctx: CallContext) -> None:
         self._parameters.check(ctx)

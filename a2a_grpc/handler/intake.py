@@ -10,6 +10,7 @@ from a2a_grpc.agent import AgentExecutor, RequestContext
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.errors import ContentTypeNotSupportedError, FieldViolation, InvalidParamsError
+from a2a_grpc.core.generation import check_match
 from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.media import input_modes, media_type_of
 from a2a_grpc.core.validate import require, validate
@@ -105,10 +106,13 @@ class Intake:
         async with self._actors.loaded(scope, msg.task_id) as actor:
             snap = actor.snapshot()
             assert snap is not None
+            check_match(req, snap[0])  # ifGenerationMatch (A2A 1.1 preview)
             if (self.forward is not None and not actor.running()
                     and snap[0].status.state in (states.SUBMITTED, states.WORKING)
                     and await self.forward(req, scope, msg.task_id)):
                 return Forwarded(msg.task_id)  # another replica runs it, and took it
+            if self.forward is not None and actor.task is not None:
+                check_match(req, actor.task)  # again: asking the others took a while
             wait = lifecycle.route_follow_up(snap[0], msg, running=actor.running(),
                                              interrupted_only=self.interrupted_only)
             msg.context_id = actor.context_id

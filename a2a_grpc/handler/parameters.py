@@ -14,26 +14,29 @@ from a2a_grpc.core.stream import LAST_EVENT_ID, RESUMABLE_STREAMS_URI
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 SUPPORTED_VERSIONS = ("1.0",)
+PREVIEW_VERSIONS = ("1.0", "1.1")  # with the A2A 1.1 preview on (generations.py)
 MAX_SEQ = 2**63 - 1  # sequence numbers are BIGINT in the SQL stores
 
 
 class ServiceParameters:
-    def __init__(self, card: AgentCard) -> None:
+    def __init__(self, card: AgentCard, versions: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
         # Read once: walking the card's protos on every call costs more than the call.
         self._required = tuple(x.uri for x in card.capabilities.extensions if x.required)
+        self.versions = versions
 
     def check(self, ctx: CallContext) -> None:
         """VersionNotSupported, or ExtensionSupportRequired for a required
         extension the call did not declare."""
-        version = ctx.version
-        # No A2A-Version is served as 1.0 until the 0.3 compatibility layer exists.
-        if version and version not in SUPPORTED_VERSIONS:
+        version, versions = ctx.version, self.versions
+        # A call without A2A-Version is served as 1.0 here; the edges send the calls
+        # of earlier generations through legacy/ first.
+        if version and version not in versions:
             major_minor = ".".join(version.split(".")[:2])
-            if major_minor not in SUPPORTED_VERSIONS:
+            if major_minor not in versions:
                 raise VersionNotSupportedError(
                     f"A2A version {version!r} is not supported; this agent serves "
-                    + ", ".join(SUPPORTED_VERSIONS),
-                    metadata={"supportedVersions": ",".join(SUPPORTED_VERSIONS)},
+                    + ", ".join(versions),
+                    metadata={"supportedVersions": ",".join(versions)},
                 )
         for uri in self._required:
             if uri not in ctx.extensions:

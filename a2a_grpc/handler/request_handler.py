@@ -49,9 +49,11 @@ from a2a_grpc.generated.a2a_pb2 import (
     TaskPushNotificationConfig,
 )
 from a2a_grpc.handler.access import Access
+from a2a_grpc.handler.generations import Generations, PreviewOptions
 from a2a_grpc.handler.housekeeping import RESTARTED, Housekeeping
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.intake import Intake
+from a2a_grpc.handler.parameters import PREVIEW_VERSIONS, SUPPORTED_VERSIONS
 from a2a_grpc.handler.push_configs import PushConfigCalls
 from a2a_grpc.handler.streaming import StreamCalls
 from a2a_grpc.observe.metrics import Metrics
@@ -87,6 +89,7 @@ class RequestHandler:
         interrupted_only: bool = False,
         replicated: bool = False,
         push_secrets: SecretBox | None = None,
+        preview: PreviewOptions | None = None,
     ) -> None:
         self.executor = executor
         executor.bind(self)  # so the agent can continue tasks later (task_events)
@@ -100,7 +103,11 @@ class RequestHandler:
         self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
                                      if card.capabilities.push_notifications else None)
         self._actors.wait_creation = replicated  # other replicas share the store
-        self._access = Access(card, self.store)
+        self._actors.counts_generations = preview is not None  # the A2A 1.1 preview
+        # The A2A versions served to 1.x calls (the card lists each interface per version).
+        self.versions = SUPPORTED_VERSIONS if preview is None else PREVIEW_VERSIONS
+        self._access = Access(card, self.store, self.versions)
+        self.generations = Generations(self._access, self.bus, preview)
         self._configs = PushConfigs(self.store, push_secrets)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
                               self.push_policy, max_parts, interrupted_only, lambda: self.card)
@@ -145,6 +152,7 @@ class RequestHandler:
         before: Callable[[str], Awaitable[None]] | None = None,
     ) -> Run | Duplicate | Forwarded:
         self._access.preflight(ctx)
+        self.generations.incoming(req, ctx)
         if req.configuration.HasField("task_push_notification_config"):
             self._access.require_push()
         return await self._intake.start(req, ctx, self._access.scope(req.tenant, ctx), before)
@@ -176,7 +184,7 @@ class RequestHandler:
         if outcome.HasField("task"):
             limit = lifecycle.history_length_of(req.configuration)
             lifecycle.trim_history(outcome.task, limit)
-        return outcome
+        return self.generations.response(outcome, ctx)
 
     @staticmethod
     async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:
@@ -200,8 +208,9 @@ class RequestHandler:
         self._access.preflight(ctx)
         validate(req)
         limit = lifecycle.history_length_of(req)
-        task = await self._access.task(self._access.scope(req.tenant, ctx), req.id)
-        return lifecycle.trim_history(task, limit)
+        self.generations.incoming(req, ctx)  # a 1.1 call may long-poll
+        task = await self.generations.get(self._access.scope(req.tenant, ctx), req, ctx)
+        return self.generations.task(lifecycle.trim_history(task, limit), ctx)
 
     async def list_tasks(self, req: ListTasksRequest, ctx: CallContext) -> ListTasksResponse:
         self._access.preflight(ctx)
@@ -217,6 +226,7 @@ class RequestHandler:
             if not query.include_artifacts:
                 task.ClearField("artifacts")
             lifecycle.trim_history(task, query.history_length)
+            self.generations.task(task, ctx)
         token = listing.encode_cursor(listing.sort_key(tasks[-1])) if more else ""
         return ListTasksResponse(
             tasks=tasks, next_page_token=token, page_size=query.page_size, total_size=total
@@ -238,9 +248,10 @@ class RequestHandler:
                 await runs.cancel(actor, self.executor)
                 final = actor.snapshot()
                 assert final is not None
-                return final[0]
+                return self.generations.task(final[0], ctx)
         # Another replica runs it, and canceled it: the store has it as it ended.
-        return await self._access.task(self._access.scope(req.tenant, ctx), req.id)
+        return self.generations.task(
+            await self._access.task(self._access.scope(req.tenant, ctx), req.id), ctx)
 
     async def task_events(self, task_id: str, *, tenant: str = "", owner: str = "") -> TaskEvents:
         """The events of an existing task, to continue it outside `execute()`:
@@ -271,11 +282,11 @@ class RequestHandler:
 
     async def send_streaming_message(self, req: SendMessageRequest,
                                      ctx: CallContext) -> EventStream:
-        return await self._streams.send_streaming_message(req, ctx)
+        return self.generations.stream(await self._streams.send_streaming_message(req, ctx), ctx)
 
     async def subscribe_to_task(self, req: SubscribeToTaskRequest,
                                 ctx: CallContext) -> EventStream:
-        return await self._streams.subscribe_to_task(req, ctx)
+        return self.generations.stream(await self._streams.subscribe_to_task(req, ctx), ctx)
 
     async def create_task_push_notification_config(
         self, req: TaskPushNotificationConfig, ctx: CallContext

@@ -28,7 +28,8 @@ def with_v03_fields(data: dict[str, Any]) -> None:
     """Add the 0.3 card fields to a card in 1.0 ProtoJSON, in place."""
     old = sorted(({"url": i["url"], "transport": i["protocolBinding"]}
                   for i in data.get("supportedInterfaces", [])
-                  if i.get("protocolBinding") in SPEAK_V03),
+                  if i.get("protocolBinding") in SPEAK_V03
+                  and i.get("protocolVersion", "1.0").startswith("1.0")),  # once each
                  key=lambda i: SPEAK_V03.index(i["transport"]))
     if not old:
         return

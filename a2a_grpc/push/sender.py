@@ -38,7 +38,9 @@ from typing import TYPE_CHECKING, Protocol
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.core.context import PREVIEW_VERSION
 from a2a_grpc.core.errors import A2AError
+from a2a_grpc.core.generation import as_1_0
 from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig
 from a2a_grpc.legacy import json01, json03
 from a2a_grpc.observe import tracing
@@ -187,7 +189,9 @@ class PushSender:
             data = None if stored is None else shape(json_format.MessageToDict(stored.task))
         else:
             events = await self.store.events(d.scope, d.task_id, d.seq - 1, d.seq)
-            data = json_format.MessageToDict(events[0][1]) if events else None
+            # The A2A 1.1 preview's generations only for a config a 1.1 call set.
+            data = None if not events else json_format.MessageToDict(
+                events[0][1] if payload == PREVIEW_VERSION else as_1_0(events[0][1]))
         return None if data is None else json.dumps(data, separators=(",", ":")).encode()
 
     def _refusal(self, url: str) -> str | None:

@@ -325,3 +325,28 @@ async def test_replicas_serve_one_card_with_one_last_modified(cluster: Cluster) 
                             headers={"If-Modified-Since": modified}) as resp:
             assert resp.status == 304
             assert (resp.headers["Last-Modified"], resp.headers["ETag"]) == (modified, etag)
+
+
+async def test_the_1_1_preview_across_replicas(cluster: Cluster) -> None:
+    """A2A 1.1 draft: a GetTask long-polling on one replica answers when the run on
+    another moves the task on (through Redis), and a follow-up sent to the
+    replica that does not run the task is checked against its generation."""
+    runner, poller = [await cluster.start("--a2a-1.1-preview") for _ in range(2)]
+    v11 = {"A2A-Version": "1.1"}
+    async with aiohttp.ClientSession() as http:
+        task_id = await start_task(http, runner, "slow 3")
+        async with http.get(f"{poller.url}/tasks/{task_id}", headers=v11) as resp:
+            now = int((await resp.json())["generation"])
+        assert now >= 2  # created, WORKING
+        async with asyncio.timeout(20), http.get(  # the wait (30 s) outlasts the run (3 s)
+                f"{poller.url}/tasks/{task_id}", params={"currentGeneration": str(now)},
+                headers=v11) as resp:
+            later = await resp.json()
+        assert resp.status == 200 and int(later["generation"]) > now
+        async with http.post(poller.url + "/message:send", headers=v11, json={
+                "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                            "taskId": task_id, "parts": [{"text": "more"}]},
+                "configuration": {"ifGenerationMatch": "1"}}) as resp:
+            refused = await resp.json()
+        assert resp.status == 409, refused
+        assert refused["error"]["details"][0]["reason"] == "TASK_GENERATION_MISMATCH"

@@ -108,3 +108,30 @@ async def test_the_default_card_keeps_the_03_fields() -> None:
         reap(server.proc)
     assert {"url", "preferredTransport", "additionalInterfaces", "protocolVersion",
             "supportsAuthenticatedExtendedCard"} <= card.keys()
+
+
+@pytest.mark.parametrize(("binding", "transport"), [
+    ("JSONRPC", "JsonRpcTransport"), ("GRPC", "GrpcTransport")])
+async def test_sdk_calls_a_server_with_the_1_1_preview(sdk_python: Path, binding: str,
+                                                       transport: str) -> None:
+    """`serve --a2a-1.1-preview`: the card lists each interface for 1.0 and then
+    for 1.1 (0.3's fields name each once), and the official 1.x client, which
+    speaks 1.0, calls it as before."""
+    server = await start_server("serve", "--a2a-1.1-preview")
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(server.url + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+        assert [(i["protocolBinding"], i["protocolVersion"]) for i in card[
+            "supportedInterfaces"]] == [(b, v) for v in ("1.0", "1.1")
+                                        for b in ("GRPC", "JSONRPC", "HTTP+JSON")]
+        assert len(card["additionalInterfaces"]) == 3
+        proc = await asyncio.create_subprocess_exec(
+            str(sdk_python), str(PEERS / "sdk_card_client.py"), server.url, binding,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+    finally:
+        reap(server.proc)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert json.loads(out)["transport"] == transport
+    assert json.loads(out)["get"] == "echo: hello"

@@ -5,7 +5,9 @@ The official a2a-sdk ships `a2a_pb2`, compiled from the published A2A 1.0
 in everything that reaches the wire or the bindings: package, every message,
 field (name, number, type, label, type name, oneof, optional) and REQUIRED
 mark, every enum value, and every RPC with its streaming flag and
-`google.api.http` rule. Only the file name and comments may differ.
+`google.api.http` rule. Only the file name and comments may differ, and the
+A2A 1.1 draft's fields (PREVIEW), which are checked against the draft's names,
+numbers and types and then set aside.
 
 The same for proto/a2a_v03.proto against the 0.3 SDK's `a2a.grpc.a2a_pb2`
 (the 0.3.0 release), on what reaches the wire: names, numbers, types, labels,
@@ -28,6 +30,30 @@ from a2a_grpc.generated import a2a_pb2, a2a_v03_pb2
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
+
+
+# The fields the A2A 1.1 draft adds (a2aproject/A2A dev-1.1, #1810): message,
+# field, number, type, proto3 `optional`. Served only to A2A-Version 1.1 calls.
+I64 = descriptor_pb2.FieldDescriptorProto.TYPE_INT64
+PREVIEW = (("SendMessageConfiguration", "if_generation_match", 5, I64, True),
+           ("Task", "generation", 7, I64, False),
+           ("TaskStatusUpdateEvent", "generation", 5, I64, False),
+           ("TaskArtifactUpdateEvent", "generation", 7, I64, False),
+           ("GetTaskRequest", "current_generation", 4, I64, True))
+
+
+def _without_preview(fd: descriptor_pb2.FileDescriptorProto) -> None:
+    """Check the draft's fields are ours as drafted, then remove them (and the
+    synthetic oneof of an `optional` one)."""
+    messages = {m.name: m for m in fd.message_type}
+    for message, name, number, kind, optional in PREVIEW:
+        m = messages[message]
+        [field] = [f for f in m.field if f.name == name]
+        assert (field.number, field.type, field.proto3_optional) == (number, kind, optional)
+        m.field.remove(field)
+        if optional:
+            assert m.oneof_decl[-1].name == f"_{name}"  # synthetic oneofs come last
+            del m.oneof_decl[-1]
 
 
 def _contract(fd: descriptor_pb2.FileDescriptorProto) -> descriptor_pb2.FileDescriptorProto:
@@ -101,5 +127,6 @@ def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
     ours = descriptor_pb2.FileDescriptorProto()
     a2a_pb2.DESCRIPTOR.CopyToProto(ours)
     _fill_json_names(ours.message_type, "lf.a2a.v1.")
+    _without_preview(ours)
     assert theirs.package == ours.package == "lf.a2a.v1"
     _assert_same(_contract(ours), _contract(theirs), rpcs=11)

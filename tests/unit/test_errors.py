@@ -9,7 +9,7 @@ from a2a_grpc.core import errors
 from a2a_grpc.core.lifecycle import IllegalTransitionError
 from a2a_grpc.core.rpc_status import rpc_status_of
 
-# Spec §5.4 (A2A 1.0), verbatim: error -> (JSON-RPC code, gRPC status, HTTP status).
+# Spec §5.4 (A2A 1.0.1), verbatim: error -> (JSON-RPC code, gRPC status, HTTP status).
 SPEC_5_4 = {
     "TaskNotFoundError": (-32001, "NOT_FOUND", 404),
     "TaskNotCancelableError": (-32002, "FAILED_PRECONDITION", 400),
@@ -20,6 +20,8 @@ SPEC_5_4 = {
     "ExtendedAgentCardNotConfiguredError": (-32007, "FAILED_PRECONDITION", 400),
     "ExtensionSupportRequiredError": (-32008, "FAILED_PRECONDITION", 400),
     "VersionNotSupportedError": (-32009, "FAILED_PRECONDITION", 400),
+    # The A2A 1.1 draft (dev-1.1 §5.4), for the opt-in preview.
+    "TaskGenerationMismatchError": (-32010, "ABORTED", 409),
     # JSON-RPC 2.0 standard errors.
     "ParseError": (-32700, "INVALID_ARGUMENT", 400),
     "InvalidRequestError": (-32600, "INVALID_ARGUMENT", 400),

@@ -207,3 +207,43 @@ def test_negative_history_length_is_invalid() -> None:
         lifecycle.history_length_of(GetTaskRequest(id="t", history_length=-1))
     assert lifecycle.history_length_of(GetTaskRequest(id="t")) is None
     assert lifecycle.history_length_of(GetTaskRequest(id="t", history_length=0)) == 0
+
+
+# -- generations (the A2A 1.1 draft, §3.2.7) --
+
+def test_a_counted_task_starts_at_one_and_each_update_adds_one() -> None:
+    created = lifecycle.apply(None, StreamResponse(task=Task(id="t1", context_id="c1",
+                                                             generation=41)),
+                              counted=True).task
+    assert created is not None and created.generation == 1  # whatever the event said
+    events = [status(states.WORKING), artifact("a", "x"), artifact("a", "y", append=True),
+              status(states.WORKING, "progress"), status(states.COMPLETED)]
+    for n, event in enumerate(events, start=2):
+        lifecycle.apply(created, event)
+        assert created.generation == n
+        assert (event.status_update.generation or event.artifact_update.generation) == n
+
+
+def test_a_refused_or_undone_update_leaves_the_generation() -> None:
+    t = task()
+    t.generation = 3
+    step = lifecycle.apply(t, artifact("a", "x"))
+    assert t.generation == 4
+    step.undo()
+    assert t.generation == 3 and not t.artifacts
+    step = lifecycle.apply(t, status(states.COMPLETED, "done"))
+    step.undo()
+    assert t.generation == 3 and t.status.state == states.WORKING
+    with pytest.raises(InvalidAgentResponseError):
+        lifecycle.apply(t, artifact("b", "x", append=True))
+    assert t.generation == 3
+
+
+def test_an_uncounted_task_stays_at_zero_and_so_do_its_events() -> None:
+    created = lifecycle.apply(None, StreamResponse(task=Task(id="t1", context_id="c1",
+                                                             generation=7))).task
+    assert created is not None and created.generation == 0
+    event = artifact("a", "x")
+    event.artifact_update.generation = 99  # an agent's own number is not passed on
+    lifecycle.apply(created, event)
+    assert created.generation == 0 and event.artifact_update.generation == 0
