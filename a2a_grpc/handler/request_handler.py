@@ -166,8 +166,11 @@ class RequestHandler:
             outcome = await elsewhere(scope, started.task_id,
                                       req.configuration.return_immediately)
         elif isinstance(started, Duplicate) and started.run is None:
+            # A retry of a send whose run this process does not hold (done, or on
+            # another replica): answered as that send is, once the task settles.
             assert started.task_id is not None
-            outcome = SendMessageResponse(task=await self._access.task(scope, started.task_id))
+            outcome = await elsewhere(scope, started.task_id,
+                                      req.configuration.return_immediately)
         else:
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
