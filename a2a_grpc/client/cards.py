@@ -11,6 +11,7 @@ from google.protobuf import json_format
 
 from a2a_grpc.client.errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.legacy.card03 import card_in
 
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -41,13 +42,12 @@ async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
     """The agent card at URL (a base URL, or the card's own URL), validated."""
     data = await fetch_card_json(session, url)
     address = card_url(url)
-    if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
-        raise NoUsableInterfaceError(
-            f"the card at {address} is an A2A 0.3 card (a top-level url, no "
-            "supportedInterfaces); this client speaks A2A 1.0")
     try:
-        card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
-    except (json_format.ParseError, TypeError) as exc:
+        if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
+            card = card_in(data)  # an A2A 0.3 card: its agent is called in 0.3 (v03.py)
+        else:
+            card = json_format.ParseDict(data, pb.AgentCard(), ignore_unknown_fields=True)
+    except (json_format.ParseError, TypeError, ValueError) as exc:
         raise BadResponseError(f"the card at {address} is not a valid AgentCard: {exc}") from None
     if not card.supported_interfaces:
         raise NoUsableInterfaceError(f"the card at {address} lists no interfaces")
@@ -56,9 +56,12 @@ async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
 
 def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
                      client_order: bool) -> pb.AgentInterface:
-    """The card's first interface we speak, or (client_order) our first choice it offers."""
+    """The card's first interface we speak, or (client_order) our first choice it
+    offers; in A2A 1.x if it offers one, else in 0.3 (v03.py)."""
     usable = [i for i in card.supported_interfaces
-              if i.protocol_binding in bindings and i.protocol_version.startswith("1.")]
+              if i.protocol_binding in bindings and i.protocol_version.startswith("1.")] or [
+        i for i in card.supported_interfaces
+        if i.protocol_binding in bindings and i.protocol_version.startswith("0.3")]
     if client_order:
         usable.sort(key=lambda i: list(bindings).index(i.protocol_binding))
     if not usable:
@@ -66,5 +69,5 @@ def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
                             for i in card.supported_interfaces) or "nothing"
         raise NoUsableInterfaceError(
             f"{card.name or 'the agent'} offers {offered}; this client speaks "
-            f"{', '.join(bindings)} over A2A 1.x (try another --binding)")
+            f"{', '.join(bindings)} over A2A 1.x or 0.3 (try another --binding)")
     return usable[0]

@@ -4,7 +4,10 @@
   interface of `supportedInterfaces` whose binding this client speaks (or the
   caller's own order, `ClientOptions.prefer`). A `grpc://host:port` URL skips
   the card and talks gRPC directly.
-- Every call carries `A2A-Version: 1.0`, the interface's tenant (unless the
+- An agent that speaks A2A 0.3 only (its card is a 0.3 card, or lists its
+  interfaces for 0.3 alone) is called in 0.3 (v03.py); the caller still
+  sends and reads 1.0 messages.
+- Every call carries `A2A-Version` (1.0, or 0.3 to a 0.3 agent), the interface's tenant (unless the
   request names one), credentials placed as the card's security schemes say,
   and whatever the interceptors add.
 - Idempotent calls (reads, cancel, delete, subscribe, and sends: every send
@@ -42,6 +45,7 @@ from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import grpc_credentials, ssl_context
 from a2a_grpc.client.transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
+from a2a_grpc.client.v03 import Grpc03Transport, JsonRpc03Transport, Rest03Transport
 from a2a_grpc.core import lifecycle
 from a2a_grpc.core.context import CURRENT_VERSION
 from a2a_grpc.core.errors import UnauthenticatedError, UnavailableError
@@ -105,6 +109,7 @@ class A2AClient:
             trace_configs=[wire.trace_config()] if options.record else None)
         params = query_credentials(options.api_key, api_key_place(card))
         binding = interface.protocol_binding
+        v03 = interface.protocol_version.startswith("0.3")  # an agent that speaks 0.3 only
         transport: Transport
         if binding == "GRPC":
             credentials = None
@@ -112,11 +117,14 @@ class A2AClient:
                 credentials = grpc_credentials(options.ca_file, options.cert_file,
                                                options.key_file)
             target = interface.url.removeprefix("grpcs://").removeprefix("grpc://")
-            transport = GrpcTransport(target, credentials, options.record)
+            transport = (Grpc03Transport if v03 else GrpcTransport)(
+                target, credentials, options.record)
         elif binding == "JSONRPC":
-            transport = JsonRpcTransport(session, interface.url, params)
+            transport = (JsonRpc03Transport if v03 else JsonRpcTransport)(
+                session, interface.url, params)
         else:
-            transport = RestTransport(session, interface.url, params)
+            transport = (Rest03Transport if v03 else RestTransport)(
+                session, interface.url, params)
         return cls(card, interface, transport, session, options)
 
     async def close(self) -> None:
@@ -203,7 +211,8 @@ class A2AClient:
 
     async def _headers(self, rpc: str, extra: Mapping[str, str] | None = None,
                        extensions: tuple[str, ...] = ()) -> dict[str, str]:
-        headers = {"A2A-Version": CURRENT_VERSION, **self.options.headers, **(extra or {})}
+        version = "0.3" if self.interface.protocol_version.startswith("0.3") else CURRENT_VERSION
+        headers = {"A2A-Version": version, **self.options.headers, **(extra or {})}
         if extensions:  # declared beside any the caller's own headers declare
             declared = [headers.pop(k) for k in list(headers) if k.lower() == "a2a-extensions"]
             uris = [u.strip() for v in declared for u in v.split(",") if u.strip()]

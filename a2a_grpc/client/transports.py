@@ -86,7 +86,7 @@ async def _sse(resp: aiohttp.ClientResponse) -> AsyncGenerator[tuple[str | None,
                 name = value
 
 
-def _http_failure(status: int, url: str) -> A2AError:
+def http_failure(status: int, url: str) -> A2AError:
     if status in (502, 503, 504):
         return AgentUnreachableError(f"the agent at {url} is unavailable (HTTP {status})")
     return BadResponseError(f"HTTP {status} from {url}, not an A2A answer")
@@ -104,11 +104,21 @@ class JsonRpcTransport:
     async def close(self) -> None:
         pass
 
+    def _request(self, rpc: str, req: Message) -> tuple[str, Any]:
+        """The method name and params to send (the 0.3 transport's are its own)."""
+        return rpc, json_format.MessageToDict(req)
+
+    def _parse_answer(self, rpc: str, result: Any) -> Message:
+        return _parse(result, METHODS[rpc].response)
+
+    def _parse_event(self, result: Any) -> StreamResponse:
+        return _parse(result, StreamResponse)  # type: ignore[return-value]
+
     async def _post(self, rpc: str, req: Message, headers: Headers,
                     accept: str) -> tuple[aiohttp.ClientResponse, int]:
         id_ = next(self._ids)
-        payload = {"jsonrpc": "2.0", "id": id_, "method": rpc,
-                   "params": json_format.MessageToDict(req)}
+        method, params = self._request(rpc, req)
+        payload = {"jsonrpc": "2.0", "id": id_, "method": method, "params": params}
         try:
             resp = await self.session.post(self.url, json=payload, params=self.params,
                                            headers={**headers, "Accept": accept})
@@ -118,7 +128,7 @@ class JsonRpcTransport:
             await self._answer(resp)
         if resp.status != 200:
             resp.release()
-            raise _http_failure(resp.status, self.url)
+            raise http_failure(resp.status, self.url)
         return resp, id_
 
     async def _answer(self, resp: aiohttp.ClientResponse) -> Any:
@@ -139,7 +149,7 @@ class JsonRpcTransport:
     async def call(self, rpc: str, req: Message, headers: Headers,
                    retry: bool = False) -> Message:
         resp, _ = await self._post(rpc, req, headers, "application/json")
-        return _parse(await self._answer(resp), METHODS[rpc].response)
+        return self._parse_answer(rpc, await self._answer(resp))
 
     async def stream(self, rpc: str, req: Message, headers: Headers,
                      retry: bool = False) -> EventStream:
@@ -155,7 +165,7 @@ class JsonRpcTransport:
                 body = json.loads(data)
                 if "error" in body:
                     raise from_jsonrpc(body["error"])
-                yield _seq(ev_id), _parse(body.get("result"), StreamResponse)  # type: ignore[misc]
+                yield _seq(ev_id), self._parse_event(body.get("result"))
         except DROPPED as exc:
             raise AgentUnreachableError(f"the stream from {self.url} dropped: {exc}") from None
         finally:
@@ -208,14 +218,14 @@ class RestTransport:
             resp.release()
         err = body.get("error") if isinstance(body, dict) else None
         if not isinstance(err, dict):
-            raise _http_failure(resp.status, str(resp.url))
+            raise http_failure(resp.status, str(resp.url))
         raise from_details(str(err.get("message", "")), err.get("details", []),
                            "UNAVAILABLE" if resp.status == 503 else "")
 
     async def call(self, rpc: str, req: Message, headers: Headers,
                    retry: bool = False) -> Message:
         resp = await self._send(rpc, req, headers, "application/json")
-        if resp.status != 200:
+        if not 200 <= resp.status < 300:  # some 0.3 servers answer a send 201 Created
             await self._raise(resp)
         try:
             body = await resp.json(content_type=None)
@@ -225,7 +235,13 @@ class RestTransport:
             raise AgentUnreachableError(f"the connection dropped: {exc}") from None
         finally:
             resp.release()
+        return self._parse_answer(rpc, body)
+
+    def _parse_answer(self, rpc: str, body: Any) -> Message:
         return _parse(body, METHODS[rpc].response)
+
+    def _parse_event(self, body: Any) -> StreamResponse:
+        return _parse(body, StreamResponse)  # type: ignore[return-value]
 
     async def stream(self, rpc: str, req: Message, headers: Headers,
                      retry: bool = False) -> EventStream:
@@ -241,7 +257,7 @@ class RestTransport:
                 if name == "error" and isinstance(body.get("error"), dict):
                     err = body["error"]
                     raise from_details(str(err.get("message", "")), err.get("details", []), "")
-                yield _seq(ev_id), _parse(body, StreamResponse)  # type: ignore[misc]
+                yield _seq(ev_id), self._parse_event(body)
         except DROPPED as exc:
             raise AgentUnreachableError(f"the stream from {resp.url} dropped: {exc}") from None
         finally:

@@ -54,3 +54,22 @@ def card_out(card: v1.AgentCard) -> v03.AgentCard:
     out = json_format.ParseDict(data, v03.AgentCard(), ignore_unknown_fields=True)
     out.protocol_version = VERSION  # it is answering a 0.3 call
     return out
+
+
+def card_in(data: dict[str, Any]) -> v1.AgentCard:
+    """A 0.3 card (a top-level `url`, `preferredTransport`, `additionalInterfaces`)
+    as 1.0's, its interfaces in `supportedInterfaces` with the card's
+    `protocolVersion`, so a client picks one as from any card. 0.3's security
+    schemes (OpenAPI-shaped) are left out: a caller passes its credentials itself.
+    Raises ValueError when it is no card."""
+    fields = {k: v for k, v in data.items() if k not in ("securitySchemes", "security")}
+    card = json_format.ParseDict(fields, v1.AgentCard(), ignore_unknown_fields=True)
+    version = str(data.get("protocolVersion") or VERSION)
+    listed = [(data.get("url"), data.get("preferredTransport") or "JSONRPC"),
+              *((i.get("url"), i.get("transport")) for i in data.get("additionalInterfaces") or []
+                if isinstance(i, dict))]
+    for url, binding in dict.fromkeys(listed):
+        if isinstance(url, str) and isinstance(binding, str) and url:
+            card.supported_interfaces.add(url=url, protocol_binding=binding.upper(),
+                                          protocol_version=version)
+    return card

@@ -138,6 +138,62 @@ def push_config_in(raw: Any, where: str = "pushNotificationConfig") -> Json:
     return out
 
 
+def status_in(raw: Any, where: str = "status") -> Json:
+    s = as_object(raw, where)
+    state = s.get("state")
+    if state not in STATES:
+        raise invalid(f"{where}.state", f"must be a 0.3 task state, got {state!r}")
+    out: Json = {"state": STATES[state]}
+    if s.get("message") is not None:
+        out["message"] = message_in(s["message"], f"{where}.message")
+    _copy(s, out, "timestamp")
+    return out
+
+
+def artifact_in(raw: Any, where: str = "artifact") -> Json:
+    a = as_object(raw, where)
+    out: Json = {"artifactId": a.get("artifactId", ""),
+                 "parts": [part_in(p, f"{where}.parts[{i}]")
+                           for i, p in enumerate(a.get("parts") or [])]}
+    _copy(a, out, "name", "description", "metadata", "extensions")
+    return out
+
+
+def task_in(raw: Any, where: str = "task") -> Json:
+    t = as_object(raw, where)
+    out: Json = {"id": t.get("id", ""), "contextId": t.get("contextId", ""),
+                 "status": status_in(t.get("status", {}), f"{where}.status")}
+    if t.get("artifacts"):
+        out["artifacts"] = [artifact_in(a, f"{where}.artifacts[{i}]")
+                            for i, a in enumerate(t["artifacts"])]
+    if t.get("history"):
+        out["history"] = [message_in(m, f"{where}.history[{i}]")
+                          for i, m in enumerate(t["history"])]
+    _copy(t, out, "metadata")
+    return out
+
+
+def event_in(raw: Any, where: str = "result") -> Json:
+    """A 0.3 answer or stream event (by its `kind`) as a 1.0 StreamResponse."""
+    e = as_object(raw, where)
+    kind = e.get("kind")
+    if kind == "task":
+        return {"task": task_in(e, where)}
+    if kind == "message":
+        return {"message": message_in(e, where)}
+    if kind not in ("status-update", "artifact-update"):
+        raise invalid(f"{where}.kind", f"must be task, message, status-update or "
+                      f"artifact-update, got {kind!r}")
+    out: Json = {"taskId": e.get("taskId", ""), "contextId": e.get("contextId", "")}
+    _copy(e, out, "metadata")
+    if kind == "status-update":
+        out["status"] = status_in(e.get("status", {}), f"{where}.status")
+        return {"statusUpdate": out}
+    out["artifact"] = artifact_in(e.get("artifact", {}), f"{where}.artifact")
+    _copy(e, out, "append", "lastChunk")
+    return {"artifactUpdate": out}
+
+
 # -- out: 1.0 ProtoJSON -> 0.3 --
 
 
@@ -223,3 +279,12 @@ def push_config_out(c: Json) -> Json:
         inner["authentication"] = {"schemes": [auth["scheme"]] if auth.get("scheme") else []}
         _copy(auth, inner["authentication"], "credentials")
     return {"taskId": c.get("taskId", ""), "pushNotificationConfig": inner}
+
+
+def configuration_out(c: Json) -> Json:
+    out: Json = {"blocking": not c.get("returnImmediately", False)}
+    _copy(c, out, "acceptedOutputModes", "historyLength")
+    if "taskPushNotificationConfig" in c:
+        out["pushNotificationConfig"] = push_config_out(
+            c["taskPushNotificationConfig"])["pushNotificationConfig"]
+    return out

@@ -10,9 +10,18 @@ names (`tasks/{id}`, `tasks/{id}/pushNotificationConfigs/{config}`) where 1.0
 has ids; `blocking` where 1.0 has `return_immediately`; push authentication
 with a list of `schemes` where 1.0 has one; `final` on status updates.
 Enum numbers are the same in both; only CANCELED is spelled CANCELLED in 0.3.
+
+`file_with_bytes` holds the content's base64 text, not the content: that is
+what the official 0.3 SDK writes and reads there (its JSON field is a base64
+string, and it puts that string's bytes in the proto field), so its peers
+must too. Read back, bytes that are not base64 are taken as the content
+itself (a peer that reads the field as the proto declares it).
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
 
 from google.protobuf.struct_pb2 import Struct
 
@@ -54,7 +63,7 @@ def part_in(p: v03.Part) -> v1.Part:
     elif kind == "file":
         f = p.file
         if f.WhichOneof("file") == "file_with_bytes":
-            out.raw = f.file_with_bytes
+            out.raw = _content(f.file_with_bytes)
         else:
             out.url = f.file_with_uri
         out.media_type, out.filename = f.mime_type, f.name
@@ -63,6 +72,13 @@ def part_in(p: v03.Part) -> v1.Part:
     if p.HasField("metadata"):
         out.metadata.CopyFrom(p.metadata)
     return out
+
+
+def _content(field: bytes) -> bytes:
+    try:
+        return base64.b64decode(field, validate=True)
+    except (binascii.Error, ValueError):
+        return field
 
 
 def message_in(m: v03.Message) -> v1.Message:
@@ -85,6 +101,70 @@ def push_config_in(c: v03.PushNotificationConfig, task_id: str, config_id: str =
         out.authentication.scheme = schemes[0] if schemes else ""
         out.authentication.credentials = c.authentication.credentials
     return out
+
+
+def status_in(s: v03.TaskStatus) -> v1.TaskStatus:
+    out = v1.TaskStatus(state=s.state)  # type: ignore[arg-type]  # same numbers
+    if s.HasField("update"):
+        out.message.CopyFrom(message_in(s.update))
+    if s.HasField("timestamp"):
+        out.timestamp.CopyFrom(s.timestamp)
+    return out
+
+
+def artifact_in(a: v03.Artifact) -> v1.Artifact:
+    out = v1.Artifact(artifact_id=a.artifact_id, name=a.name, description=a.description,
+                      extensions=a.extensions)
+    out.parts.extend(part_in(p) for p in a.parts)
+    if a.HasField("metadata"):
+        out.metadata.CopyFrom(a.metadata)
+    return out
+
+
+def task_in(t: v03.Task) -> v1.Task:
+    out = v1.Task(id=t.id, context_id=t.context_id, status=status_in(t.status))
+    out.artifacts.extend(artifact_in(a) for a in t.artifacts)
+    out.history.extend(message_in(m) for m in t.history)
+    if t.HasField("metadata"):
+        out.metadata.CopyFrom(t.metadata)
+    return out
+
+
+def sent_of(r: v03.SendMessageResponse) -> v1.SendMessageResponse:
+    """A 0.3 server's answer to a send (what a client reads)."""
+    if r.HasField("msg"):
+        return v1.SendMessageResponse(message=message_in(r.msg))
+    return v1.SendMessageResponse(task=task_in(r.task))
+
+
+def event_of(e: v03.StreamResponse) -> v1.StreamResponse:
+    """A 0.3 server's stream event (what a client reads)."""
+    kind = e.WhichOneof("payload")
+    if kind == "task":
+        return v1.StreamResponse(task=task_in(e.task))
+    if kind == "msg":
+        return v1.StreamResponse(message=message_in(e.msg))
+    out = v1.StreamResponse()
+    if kind == "status_update":
+        u = e.status_update
+        out.status_update.task_id, out.status_update.context_id = u.task_id, u.context_id
+        out.status_update.status.CopyFrom(status_in(u.status))
+        if u.HasField("metadata"):
+            out.status_update.metadata.CopyFrom(u.metadata)
+    elif kind == "artifact_update":
+        a, to = e.artifact_update, out.artifact_update
+        to.task_id, to.context_id, to.append, to.last_chunk = (
+            a.task_id, a.context_id, a.append, a.last_chunk)
+        to.artifact.CopyFrom(artifact_in(a.artifact))
+        if a.HasField("metadata"):
+            to.metadata.CopyFrom(a.metadata)
+    return out
+
+
+def push_config_of(c: v03.TaskPushNotificationConfig) -> v1.TaskPushNotificationConfig:
+    """A 0.3 server's push config (what a client reads)."""
+    task_id, config_id = config_name_of(c.name)
+    return push_config_in(c.push_notification_config, task_id, config_id)
 
 
 def send_in(r: v03.SendMessageRequest) -> v1.SendMessageRequest:
@@ -116,7 +196,7 @@ def part_out(p: v1.Part) -> v03.Part:
         out.text = p.text
     elif kind in ("raw", "url"):
         if kind == "raw":
-            out.file.file_with_bytes = p.raw
+            out.file.file_with_bytes = base64.b64encode(p.raw)  # see the module's doc
         else:
             out.file.file_with_uri = p.url
         out.file.mime_type, out.file.name = p.media_type, p.filename
@@ -204,3 +284,19 @@ def push_config_out(c: v1.TaskPushNotificationConfig) -> v03.TaskPushNotificatio
         inner.authentication.credentials = auth.credentials
     return v03.TaskPushNotificationConfig(name=f"{TASKS}{c.task_id}{CONFIGS}{c.id}",
                                           push_notification_config=inner)
+
+
+def send_out(r: v1.SendMessageRequest) -> v03.SendMessageRequest:
+    """A 1.0 send as a client asks a 0.3 server."""
+    out = v03.SendMessageRequest(request=message_out(r.message))
+    c, to = r.configuration, out.configuration
+    to.accepted_output_modes.extend(c.accepted_output_modes)
+    if c.HasField("history_length"):
+        to.history_length = c.history_length
+    to.blocking = not c.return_immediately
+    if c.HasField("task_push_notification_config"):
+        push = c.task_push_notification_config
+        to.push_notification.CopyFrom(push_config_out(push).push_notification_config)
+    if r.HasField("metadata"):
+        out.metadata.CopyFrom(r.metadata)
+    return out

@@ -14,8 +14,8 @@ clients call); bodies and answers are ProtoJSON of 0.3's proto messages
   the 0.3 fields beside the 1.0 ones, as at /.well-known/agent-card.json.
 Errors: `{"code", "message"}`, the code being the JSON-RPC one 0.3 defines,
 with the HTTP status 0.3's servers (the official SDK's 0.3 line) answer it
-with where that differs from 1.0's §5.4 table (`HTTP_03`); an error once a stream has begun is
-its last event, the same object. A tenant named `v1` is not reachable by
+with where that differs from 1.0's §5.4 table (legacy/http03.py); an error
+once a stream has begun is its last event, the same object. A tenant named `v1` is not reachable by
 1.0's `/{tenant}/...` routes: these paths take it.
 """
 
@@ -31,32 +31,17 @@ from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
 from a2a_grpc.bridge.rest import query_fields
 from a2a_grpc.core.errors import (
-    A2AError,
-    ContentTypeNotSupportedError,
-    ExtendedAgentCardNotConfiguredError,
-    InvalidAgentResponseError,
-    InvalidParamsError,
     InvalidRequestError,
-    PushNotificationNotSupportedError,
-    TaskNotCancelableError,
-    UnsupportedOperationError,
     public,
     wire_of,
 )
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.card03 import with_v03_fields
+from a2a_grpc.legacy.http03 import status_of
 from a2a_grpc.legacy.service03 import V03Service
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-# Where 0.3's servers answered with another HTTP status than 1.0's table has.
-HTTP_03: dict[type[A2AError], int] = {
-    InvalidParamsError: 422, TaskNotCancelableError: 409, PushNotificationNotSupportedError: 501,
-    UnsupportedOperationError: 501, ContentTypeNotSupportedError: 415,
-    InvalidAgentResponseError: 502, ExtendedAgentCardNotConfiguredError: 404,
-}
 
 
 def error_body(exc: BaseException) -> dict[str, Any]:
@@ -66,7 +51,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
 
 def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
     err = public(exc)
-    status = http_status or HTTP_03.get(type(err)) or wire_of(err).http
+    status = http_status or status_of(err)
     return codec.json_response(error_body(err), "application/json", status, refusal_headers(exc))
 
 

@@ -50,7 +50,8 @@ async def test_files_and_data_both_ways(serve: Serve) -> None:
     s = await serve(ScriptedAgent(reflect))
     data = Struct()
     data.update({"k": [1, "two"]})
-    parts = [v03.Part(file=v03.FilePart(file_with_bytes=b"\x00\x01", mime_type="image/png",
+    # file_with_bytes holds the base64 text, as the official 0.3 SDK writes and reads it
+    parts = [v03.Part(file=v03.FilePart(file_with_bytes=b"AAE=", mime_type="image/png",
                                         name="a.png")),
              v03.Part(file=v03.FilePart(file_with_uri="https://x.example/f", mime_type="text/csv")),
              v03.Part(data=v03.DataPart(data=data))]
@@ -61,6 +62,12 @@ async def test_files_and_data_both_ways(serve: Serve) -> None:
     raw, url, _ = new.artifacts[0].parts
     assert (raw.raw, raw.media_type, raw.filename) == (b"\x00\x01", "image/png", "a.png")
     assert (url.url, url.media_type) == ("https://x.example/f", "text/csv")
+    # bytes that are not base64 text: taken as the content (a peer reading the proto plainly)
+    m = v03.Message(message_id="raw", role=v03.ROLE_USER, content=[v03.Part(
+        file=v03.FilePart(file_with_bytes=b"\x00\x01", mime_type="image/png"))])
+    task = (await stub(s).SendMessage(v03.SendMessageRequest(request=m))).task
+    new = await s.stub.GetTask(pb.GetTaskRequest(id=task.id))
+    assert new.artifacts[0].parts[0].raw == b"\x00\x01"
 
 
 async def test_stream_events_carry_final(serve: Serve) -> None:

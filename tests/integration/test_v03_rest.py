@@ -60,12 +60,16 @@ async def test_send_get_and_the_same_task_in_10(stack: StackFactory) -> None:
 async def test_file_parts(stack: StackFactory) -> None:
     agent = FilesDemo()
     s = await stack(agent, card=agent.card)
-    raw = base64.b64encode(b"\x00\x01").decode()
+    # As the official 0.3 SDK sends b"\x00\x01": the proto field holds its base64 text,
+    # which ProtoJSON encodes once more (legacy/proto03.py).
+    raw = base64.b64encode(base64.b64encode(b"\x00\x01")).decode()
     m = message("x", content=[{"file": {"fileWithBytes": raw, "mimeType": "image/png",
                                         "name": "a.png"}}, {"text": "echo"}])
     task = (await call(s, "POST", "/v1/message:send", {"message": m}))["task"]
     assert task["history"][0]["content"][0] == {
         "file": {"fileWithBytes": raw, "mimeType": "image/png", "name": "a.png"}}
+    new = await call(s, "GET", f"/tasks/{task['id']}")  # 1.0 sees the content itself
+    assert new["history"][0]["parts"][0]["raw"] == base64.b64encode(b"\x00\x01").decode()
 
 
 async def test_stream_and_subscribe_carry_final(stack: StackFactory) -> None:

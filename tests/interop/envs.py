@@ -23,7 +23,7 @@ INTEROP = ROOT / ".interop"
 SDK_PACKAGES = ("a2a-sdk[grpc,http-server,signing,sqlite,postgresql]==1.3.0", "uvicorn>=0.30")
 SDK_SPEC = " ".join(SDK_PACKAGES)
 # The 0.3 line of the official SDK, for the A2A 0.3 clients most deployments still run.
-SDK03_PACKAGES = ("a2a-sdk[http-server,grpc]==0.3.26",)
+SDK03_PACKAGES = ("a2a-sdk[http-server,grpc]==0.3.26", "uvicorn>=0.30")  # uvicorn: its server peer
 NODE_PACKAGES = ("@grpc/grpc-js@1.14.7", "@grpc/proto-loader@0.8.1",
                  # The official JS SDK (its gRPC client transport) and its protobuf runtime.
                  "@a2a-js/sdk@1.3.0", "@bufbuild/protobuf@2.17.0")
