@@ -210,7 +210,9 @@ def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -
              "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
              "sdk_conformance.py). Counts per category and binding: passed / failed / "
              "skipped / xfailed. Its successor, branch 1.0-dev, runs with `make tck10` "
-             "([its page](conformance-1.0-dev.md)).", "",
+             "([its page](conformance-1.0-dev.md)). Multi-hop traversals with the official "
+             "SDKs' own agents (the integration test kit): `make itk` ([its page](itk.md)).",
+             "",
              "| category | binding | ours | official SDK | SDK, version-less as 1.0 |",
              "|---|---|---|---|---|"]
     keys = list(results["ours"])

@@ -48,8 +48,11 @@ def tls_files(net: Network) -> TlsFiles | None:
 
 
 def http_options(net: Network, card_format: str = "dual") -> HttpOptions:
+    if not net.jsonrpc_path.startswith("/"):
+        raise ValueError(f"--jsonrpc-path {net.jsonrpc_path!r} must start with /")
     return HttpOptions(net.host, net.http_port, net.public_url,
-                       BridgeConfig(keepalive=net.keepalive, max_body_bytes=net.max_body,
+                       BridgeConfig(jsonrpc_path=net.jsonrpc_path, keepalive=net.keepalive,
+                                    max_body_bytes=net.max_body,
                                     card_v03_fields=card_format == "dual"),
                        tls_files(net))
 

@@ -83,6 +83,8 @@ class Network:
         None, "the gRPC address the card advertises, when clients reach it through a proxy or "
         "load balancer (default HOST:GRPC_PORT)", metavar="HOST:PORT", convert=grpc_address)
     http_port: int = setting(8080, "JSON-RPC, REST and agent card port (default 8080)")
+    jsonrpc_path: str = setting("/", "the JSON-RPC endpoint's path on the HTTP port, named "
+                                "in the card (default /)", metavar="PATH")
     public_url: str | None = setting(
         None, "base URL clients use for HTTP, when behind a proxy (default "
         "http://HOST:HTTP_PORT)", metavar="URL")
