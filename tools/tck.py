@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -200,19 +201,29 @@ def fmt(o: Outcome) -> str:
             f"{c.get('skipped', 0):3} skipped {c.get('xfailed', 0):3} xfailed")
 
 
+def _figure(page: str, pattern: str) -> str:
+    """A figure from another kit's page, as its last run wrote it."""
+    found = re.search(pattern, (DOC.parent / page).read_text()) if (
+        DOC.parent / page).exists() else None
+    return found.group(0) if found else "not run yet"
+
+
 def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -> None:
     commit = subprocess.run(["git", "-C", str(suite), "log", "-1", "--format=%h %ad %s",
                              "--date=short"], capture_output=True, text=True).stdout.strip()
     commit = commit.replace("`", "'")
+    tck10 = _figure("conformance-1.0-dev.md", r"MUST failures classed as ours: \d+")
+    itk = _figure("itk.md", r"\d+ of \d+ scenarios pass")
     lines = ["# Conformance: the official A2A TCK", "",
              f"`make tck` on {time.strftime('%Y-%m-%d')}, suite a2aproject/a2a-tck at "
              f"{commit}. Ours: `a2a_grpc.agents.conformance:ConformanceAgent`; the official "
              "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
              "sdk_conformance.py). Counts per category and binding: passed / failed / "
-             "skipped / xfailed. Its successor, branch 1.0-dev, runs with `make tck10` "
-             "([its page](conformance-1.0-dev.md)). Multi-hop traversals with the official "
-             "SDKs' own agents (the integration test kit): `make itk` ([its page](itk.md)).",
-             "",
+             "skipped / xfailed.", "",
+             "The other kits, each with its page: the successor of this suite, branch 1.0-dev "
+             f"(`make tck10`; {tck10}): [conformance-1.0-dev.md](conformance-1.0-dev.md); "
+             "multi-hop traversals with the official SDKs' own agents, the integration test "
+             f"kit (`make itk`; {itk}): [itk.md](itk.md).", "",
              "| category | binding | ours | official SDK | SDK, version-less as 1.0 |",
              "|---|---|---|---|---|"]
     keys = list(results["ours"])
