@@ -10,7 +10,12 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from a2a_grpc.core.context import CallContext
-from a2a_grpc.core.errors import A2AError, InternalError, ResourceExhaustedError
+from a2a_grpc.core.errors import (
+    A2AError,
+    InternalError,
+    ResourceExhaustedError,
+    UnavailableError,
+)
 
 log = logging.getLogger("bridge")
 
@@ -45,9 +50,13 @@ def peer_subject(request: web.Request) -> str | None:
 
 def refusal_headers(exc: BaseException) -> dict[str, str]:
     """`WWW-Authenticate` for an answer refusing a call without credentials;
-    `Retry-After` for one refused by a limit."""
+    `Retry-After` for one refused by a limit, or by a server shutting down (which
+    closes the connection too, so that the client's next call, reconnecting
+    through its balancer, reaches another replica)."""
     if isinstance(exc, ResourceExhaustedError):
         return {"Retry-After": str(exc.retry_after)}
+    if type(exc) is UnavailableError:
+        return {"Retry-After": "1", "Connection": "close"}
     challenge = getattr(exc, "challenge", "")
     return {"WWW-Authenticate": challenge} if challenge else {}
 

@@ -185,8 +185,11 @@ def dumps(data: Any) -> bytes:
 
 def json_response(data: Any, content_type: str, status: int = 200,
                   headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(body=dumps(data), status=status, content_type=content_type,
-                        headers=headers)
+    response = web.Response(body=dumps(data), status=status, content_type=content_type,
+                            headers=headers)
+    if headers and headers.get("Connection") == "close":
+        response.force_close()  # the header alone leaves aiohttp keeping the connection
+    return response
 
 
 def error_details(exc: BaseException) -> tuple[int, dict[str, Any]]:

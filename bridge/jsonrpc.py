@@ -36,6 +36,7 @@ from a2a_grpc.core.errors import (
     PermissionDeniedError,
     ResourceExhaustedError,
     UnauthenticatedError,
+    UnavailableError,
     public,
     wire_of,
 )
@@ -202,9 +203,11 @@ def _check_request(obj: Any) -> tuple[str, Any]:
 def _refused(id_: Any, exc: BaseException) -> web.Response | None:
     """A call refused for its credentials is refused by HTTP too (401 with
     WWW-Authenticate, 403), the JSON-RPC error in the body, as §3.3.2 asks;
-    so is one refused by a limit (429 with Retry-After)."""
+    so is one refused by a limit (429 with Retry-After), and one refused by a
+    server shutting down (503 with Retry-After, which a balancer may retry
+    on another replica)."""
     if not isinstance(exc, UnauthenticatedError | PermissionDeniedError
-                      | ResourceExhaustedError):
+                      | ResourceExhaustedError) and type(exc) is not UnavailableError:
         return None
     return codec.json_response(reply(None if id_ is _NO_ID else id_, error=exc), JSON_TYPE,
                                wire_of(exc).http, refusal_headers(exc))

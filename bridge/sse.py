@@ -36,6 +36,7 @@ from typing import Any
 from aiohttp import web
 
 from a2a_grpc.bridge import codec
+from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
@@ -131,6 +132,8 @@ async def stream(
         except Exception as exc:  # after the first byte, errors go in-band
             data, name = render_error(exc)
             frames.append(frame(data, event=name))
+            if type(exc) is UnavailableError:  # resume elsewhere: not on this connection
+                response.force_close()
             with contextlib.suppress(ConnectionResetError):
                 await _flush(response, frames)
     finally:

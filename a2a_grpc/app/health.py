@@ -7,6 +7,8 @@
   new calls to a replica that can't serve them.
 - gRPC health (`grpc.health.v1`): SERVING while ready, NOT_SERVING while not;
   the same checks, run every `EVERY_S` by `Readiness.watch`.
+- Once the server drains (`drain()`, on SIGTERM), it is not ready for good:
+  503 `{"draining": ...}`, whatever the store and bus say.
 """
 
 from __future__ import annotations
@@ -38,9 +40,16 @@ class Readiness:
     def __init__(self, store: TaskStore, bus: EventBus | None = None) -> None:
         self.store, self.bus = store, bus
         self.ready = True  # as of the last check
+        self.draining = False
+
+    def drain(self) -> None:
+        """Not ready from now on: the server is shutting down."""
+        self.draining, self.ready = True, False
 
     async def check(self) -> dict[str, str]:
         """What was checked, and how it went ("ok" or why not)."""
+        if self.draining:
+            return {"draining": "this server is shutting down"}
         found = {"store": await _answers(self.store.ping)}
         if self.bus is not None:
             found["bus"] = await _answers(self.bus.ping)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from a2a_grpc.app.admission import AdmissionOptions
 from a2a_grpc.app.http import HttpOptions
 from a2a_grpc.app.limits import LimitOptions
 from a2a_grpc.app.settings import Limits, Network, Observability, Preview, Push, Security
@@ -78,6 +79,20 @@ def push_options(push: Push) -> PushOptions:
         SenderConfig(timeout=push.push_timeout, max_attempts=push.push_attempts,
                      base_delay=push.push_backoff),
         None if push.push_secret_keys is None else SecretBox.from_file(push.push_secret_keys))
+
+
+def admission_options(limits: Limits) -> AdmissionOptions:
+    if limits.max_inflight < 0:
+        raise ValueError("--max-inflight must be >= 0")
+    return AdmissionOptions(limits.max_inflight)
+
+
+def drain_notice(net: Network, replicated: bool) -> float:
+    """How long /readyz says 503 before calls are refused (`--drain-notice`)."""
+    notice = net.drain_notice if net.drain_notice is not None else 3.0 if replicated else 0.0
+    if notice < 0 or net.grace < 0:
+        raise ValueError("--drain-notice and --grace must be >= 0")
+    return notice
 
 
 def limit_options(limits: Limits) -> LimitOptions:

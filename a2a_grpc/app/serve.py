@@ -19,6 +19,7 @@ from opentelemetry import trace
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import keys as signing_keys
+from a2a_grpc.app.admission import Admission
 from a2a_grpc.app.gateway import gateway
 from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
@@ -32,7 +33,9 @@ from a2a_grpc.app.http import (
 from a2a_grpc.app.leases import Leases
 from a2a_grpc.app.limits import LimitedService
 from a2a_grpc.app.options import (
+    admission_options,
     auth_options,
+    drain_notice,
     http_options,
     limit_options,
     observe_options,
@@ -45,7 +48,7 @@ from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge import CARD
 from a2a_grpc.bridge.app import JWKS_PATH
 from a2a_grpc.bridge.inspector.api import Inspector
-from a2a_grpc.bus import Backlog, open_bus
+from a2a_grpc.bus import Backlog, EventBus, open_bus
 from a2a_grpc.cards.card import (
     Interface,
     SignedPush,
@@ -55,7 +58,7 @@ from a2a_grpc.cards.card import (
     public_card,
 )
 from a2a_grpc.core.contract import A2AService
-from a2a_grpc.grpc_edge.server import start_grpc
+from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Metrics
@@ -90,6 +93,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
     preview = preview_options(settings.preview)
+    admitting, notice = admission_options(settings.limits), drain_notice(net, bool(stored.bus))
     if stored.stream_backlog < 1:
         raise ValueError("--stream-backlog must be >= 1")
     backlog = Backlog(events=stored.stream_backlog)
@@ -118,6 +122,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         service = LimitedService(handler, limits, handler.running, metrics.registry)
     if not gate.open:
         service = AuthenticatedService(service, gate)
+    admission = Admission(service, admitting, metrics.registry)  # outermost: sheds cheapest
+    service = admission
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.callback(start_tracing())
@@ -191,8 +197,37 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                         "use", advertised_host(grpc_host))
         freeze_startup()
         await wait_for_signal()
-        log.info("shutting down: draining calls for up to %.0f s", grace)
+        await drain(admission, readiness, grpc_server, bus, handler, notice, grace)
     log.info("stopped")
+
+
+async def drain(admission: Admission, readiness: Readiness, grpc_server: GrpcServer,
+                bus: EventBus, handler: RequestHandler, notice: float, grace: float) -> None:
+    """SIGTERM: not ready at once, calls still taken for `notice` s (a load
+    balancer stops routing here meanwhile); then new calls refused, open
+    streams ended for their clients to resume elsewhere, and up to `grace` s
+    for the calls in progress and the running agents to finish. What is still
+    running after that is left (a survivor takes it over, or the next start)."""
+    log.info("shutting down: /readyz answers 503; calls are taken for %g s more, then "
+             "refused; then up to %g s for calls and runs to finish", notice, grace)
+    readiness.drain()
+    await grpc_server.serving(False)
+    await asyncio.sleep(notice)
+    admission.drain("this server is shutting down: retry, another replica will answer")
+    ended = bus.interrupt("this server is shutting down: resume the stream (another replica "
+                          "will answer)")
+    try:
+        async with asyncio.timeout(grace):
+            await admission.idle()
+            for _ in iter(lambda: handler.live_tasks, 0):  # runs end on their own: poll
+                await asyncio.sleep(0.05)
+    except TimeoutError:
+        pass
+    calls_done, left = not admission.inflight, handler.live_tasks
+    log.info("drained: %d stream(s) ended for their clients to resume; %s; %s", ended,
+             "no call in progress" if calls_done else f"{admission.inflight} call(s) cut",
+             f"{left} task(s) still running, left for another replica or the next start"
+             if left else "every run finished")
 
 
 def start_tracing() -> Callable[[], None]:

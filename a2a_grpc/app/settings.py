@@ -94,7 +94,15 @@ class Network:
         metavar="SECONDS")
     max_body: int = setting(8 * 1024 * 1024, "largest HTTP request body in bytes (default "
                             "8 MiB)")
-    grace: float = setting(5.0, "seconds to let calls finish on shutdown (default 5)")
+    grace: float = setting(
+        5.0, "on SIGTERM, after the notice: seconds calls in progress and running agents get "
+        "to finish before the process exits; runs still going are left for another replica "
+        "(--bus) or for the next start (default 5)")
+    drain_notice: float | None = setting(
+        None, "on SIGTERM, seconds /readyz answers 503 while calls are still taken, for load "
+        "balancers to stop routing here; then new calls are refused (503) and open streams "
+        "end for their clients to resume elsewhere (default 3 with --bus, else 0)",
+        metavar="SECONDS")
     loop: str = setting("auto", "event loop: uvloop when installed (auto, the default), or "
                         "asyncio's", choices=("auto", "uvloop", "asyncio"))
     tls_cert: Path | None = setting(None, "certificate chain (PEM)", metavar="PEM")
@@ -204,8 +212,8 @@ class Observability:
 
 @dataclass(frozen=True)
 class Limits:
-    """limits per caller (its subject, or its IP when anonymous); past one: HTTP 429 +
-    Retry-After, gRPC RESOURCE_EXHAUSTED"""
+    """limits per caller (its subject, or its IP when anonymous) and per process; past one: 429
+    + Retry-After, gRPC RESOURCE_EXHAUSTED"""
 
     rate_limit: float = setting(0.0, "requests per second (default: no limit)",
                                 metavar="PER_S")
@@ -214,6 +222,10 @@ class Limits:
     max_streams: int = setting(0, "streams open at once (default: no limit)", metavar="N")
     max_tasks: int = setting(0, "agent runs going at once on the caller's tasks (default: "
                              "no limit)", metavar="N")
+    max_inflight: int = setting(
+        1024, "calls in progress at once in this process, all callers together: past it a new "
+        "call is refused at once with a retryable 429 / RESOURCE_EXHAUSTED (default 1024; 0: "
+        "no bound)", metavar="N")
 
 
 @dataclass(frozen=True)

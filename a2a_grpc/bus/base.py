@@ -64,6 +64,12 @@ class EventBus(Protocol):
     def subscriber_count(self, task_id: str) -> int:
         """How many subscriptions of this task are open (in this process)."""
 
+    def interrupt(self, why: str) -> int:
+        """End every subscription of this process, after what is queued for it,
+        with a retryable UnavailableError saying `why` and which event to
+        resume after (a draining server: its streams' clients resume on
+        another replica). How many were open."""
+
     async def close(self) -> None:
         """Let go of connections (subscriptions still open end)."""
 

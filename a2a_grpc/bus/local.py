@@ -145,6 +145,14 @@ class Subscribers(Generic[S]):
         """Events queued for all readers, not yet taken."""
         return sum(len(sub) for subs in self._by_task.values() for sub in subs)
 
+    def interrupt(self, why: str) -> int:
+        """End every subscription with a retryable error saying `why` and where
+        to resume (EventBus.interrupt); how many were open."""
+        every = self.every()
+        for sub in every:
+            sub.stop(sub.resumable(why))
+        return len(every)
+
     @contextmanager
     def held(self, task_id: str, sub: S) -> Iterator[S]:
         """`sub` counts among the task's subscriptions for the block's duration."""
@@ -187,6 +195,9 @@ class LocalEventBus:
 
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subs.of(task_id))
+
+    def interrupt(self, why: str) -> int:
+        return self._subs.interrupt(why)
 
     async def close(self) -> None:
         return None

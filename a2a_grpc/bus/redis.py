@@ -213,6 +213,9 @@ class RedisEventBus:
     def subscriber_count(self, task_id: str) -> int:
         return len(self._subs.of(task_id))
 
+    def interrupt(self, why: str) -> int:
+        return self._subs.interrupt(why)
+
     async def _follow(self, key: str, sub: RedisSubscription, after: bytes) -> None:
         """Read `key` after `after` into `sub` until it closes, on a connection of
         its own; a read cut off is tried again (RETRY's count), from where it was."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, TypeVar
@@ -34,6 +35,7 @@ from google.protobuf.message import Message
 
 from a2a_grpc.cards.card import RESUMABLE_STREAMS
 from a2a_grpc.client import wire
+from a2a_grpc.client.binding import transport_for
 from a2a_grpc.client.cards import choose_interface, fetch_card
 from a2a_grpc.client.credentials import (
     OAuth2Token,
@@ -43,12 +45,16 @@ from a2a_grpc.client.credentials import (
 )
 from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.client.options import ClientOptions
-from a2a_grpc.client.tls import grpc_credentials, ssl_context
-from a2a_grpc.client.transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
-from a2a_grpc.client.v03 import Grpc03Transport, JsonRpc03Transport, Rest03Transport
+from a2a_grpc.client.tls import ssl_context
+from a2a_grpc.client.transports import Transport
 from a2a_grpc.core import lifecycle
 from a2a_grpc.core.context import CURRENT_VERSION
-from a2a_grpc.core.errors import UnauthenticatedError, UnavailableError
+from a2a_grpc.core.errors import (
+    A2AError,
+    ResourceExhaustedError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 from a2a_grpc.core.stream import LAST_EVENT_ID, EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
@@ -108,23 +114,7 @@ class A2AClient:
         session = session or aiohttp.ClientSession(
             trace_configs=[wire.trace_config()] if options.record else None)
         params = query_credentials(options.api_key, api_key_place(card))
-        binding = interface.protocol_binding
-        v03 = interface.protocol_version.startswith("0.3")  # an agent that speaks 0.3 only
-        transport: Transport
-        if binding == "GRPC":
-            credentials = None
-            if secure or options.tls:
-                credentials = grpc_credentials(options.ca_file, options.cert_file,
-                                               options.key_file)
-            target = interface.url.removeprefix("grpcs://").removeprefix("grpc://")
-            transport = (Grpc03Transport if v03 else GrpcTransport)(
-                target, credentials, options.record)
-        elif binding == "JSONRPC":
-            transport = (JsonRpc03Transport if v03 else JsonRpcTransport)(
-                session, interface.url, params)
-        else:
-            transport = (Rest03Transport if v03 else RestTransport)(
-                session, interface.url, params)
+        transport = transport_for(interface, options, session, params, secure)
         return cls(card, interface, transport, session, options)
 
     async def close(self) -> None:
@@ -248,6 +238,11 @@ class A2AClient:
                     raise
                 self._oauth2.forget()  # revoked or expired early: one fresh token, one retry
                 renewed = True
+            except ResourceExhaustedError as exc:  # refused before any work: any call retries
+                attempt += 1
+                if attempt > self.options.retries:
+                    raise
+                await self._after(exc, rpc, attempt)
             except (UnavailableError, TimeoutError) as exc:
                 attempt += 1
                 if not idempotent or attempt > self.options.retries:
@@ -267,11 +262,21 @@ class A2AClient:
                 return await asyncio.wait_for(self.transport.stream(
                     rpc, req, await self._headers(rpc, extra, extensions),
                     retry=attempt > 0 or retry), self.options.timeout)
-            except UnavailableError:
+            except (UnavailableError, ResourceExhaustedError) as exc:
                 attempt += 1
                 if attempt > self.options.retries:
                     raise
-                await asyncio.sleep(self.options.backoff * 2 ** (attempt - 1))
+                await self._after(exc, rpc, attempt)
+
+    async def _after(self, exc: A2AError, rpc: str, attempt: int) -> None:
+        """Wait before retry `attempt`: backoff, and at least the Retry-After the
+        server gave (a limit, or a server at capacity), jittered so that the
+        callers it refused together do not come back together."""
+        delay = self.options.backoff * 2 ** (attempt - 1)
+        if isinstance(exc, ResourceExhaustedError):
+            delay = max(delay, exc.retry_after) * random.uniform(1.0, 1.5)
+        log.info("%s refused (%s); retry %d in %.2f s", rpc, exc, attempt, delay)
+        await asyncio.sleep(delay)
 
     async def _stream(self, rpc: str, req: Message) -> AsyncIterator[pb.StreamResponse]:
         req = self._scoped(req)

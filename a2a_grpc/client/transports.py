@@ -124,12 +124,22 @@ class JsonRpcTransport:
                                            headers={**headers, "Accept": accept})
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
-        if resp.status in (401, 403):  # refused for its credentials: the error is the body
-            await self._answer(resp)
-        if resp.status != 200:
-            resp.release()
-            raise http_failure(resp.status, self.url)
+        if resp.status != 200:  # refused by HTTP too (credentials, a limit, shutting down):
+            await self._refusal(resp)  # the JSON-RPC error is the body
         return resp, id_
+
+    async def _refusal(self, resp: aiohttp.ClientResponse) -> None:
+        try:
+            body = await resp.json(content_type=None)
+        except (ValueError, aiohttp.ContentTypeError):
+            body = None
+        except DROPPED as exc:
+            raise AgentUnreachableError(f"the connection to {self.url} dropped: {exc}") from None
+        finally:
+            resp.release()
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            raise from_jsonrpc(body["error"])
+        raise http_failure(resp.status, self.url)
 
     async def _answer(self, resp: aiohttp.ClientResponse) -> Any:
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import signal
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,8 +15,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
 from tests.processes import Server, reap, start_server
+from tests.proxy import Proxy
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
 from tests.stores import drop_schema, postgres_schema, postgres_url
 from tests.webhook import start_webhook
@@ -350,3 +354,38 @@ async def test_the_1_1_preview_across_replicas(cluster: Cluster) -> None:
             refused = await resp.json()
         assert resp.status == 409, refused
         assert refused["error"]["details"][0]["reason"] == "TASK_GENERATION_MISMATCH"
+
+
+async def test_a_stream_moves_to_another_replica_when_its_replica_drains(
+        cluster: Cluster) -> None:
+    """SIGTERM on the replica a stream is on: the balancer (a proxy here) stops
+    sending it calls, the replica ends the stream with a retryable error after
+    its notice, and our client resumes through the balancer on the other
+    replica with Last-Event-ID. The run finishes on the draining replica
+    within its grace; every event reaches the client once, in order."""
+    balancer = await Proxy(0).start()
+    url = f"http://127.0.0.1:{balancer.port}"
+    draining = await cluster.start("--public-url", url, "--drain-notice", "1", "--grace", "20")
+    other = await cluster.start("--public-url", url)
+    balancer.target_port = draining.http_port
+    texts: list[str] = []
+    try:
+        async with await A2AClient.connect(url, ClientOptions(prefer=["JSONRPC"])) as client:
+            async for event in client.stream_text("slow 6"):
+                if event.HasField("status_update") and \
+                        event.status_update.status.HasField("message"):
+                    texts.append(event.status_update.status.message.parts[0].text)
+                    if len(texts) == 1:  # the run is going: stop the replica it is on
+                        draining.proc.send_signal(signal.SIGTERM)
+                        balancer.target_port = other.http_port  # /readyz said 503
+                last = event
+            task = await client.get_task(pb.GetTaskRequest(id=last.status_update.task_id))
+    finally:
+        await balancer.close()
+    assert last.status_update.status.state == pb.TASK_STATE_COMPLETED
+    said = [m.parts[0].text for m in task.history if m.role == pb.ROLE_AGENT]
+    assert texts == said  # each status once, in order: none lost, none repeated
+    assert len(said) >= 3
+    assert await asyncio.wait_for(asyncio.to_thread(draining.proc.wait), 30) == 0
+    assert "drained: 1 stream(s) ended" in draining.log()
+    assert "every run finished" in draining.log()

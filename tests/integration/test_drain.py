@@ -1,0 +1,183 @@
+"""What the process as a whole does under pressure, on real `serve`
+processes: SIGTERM drains it (not ready at once, calls taken for the notice,
+then refused as retryable, open streams ended where a client can resume,
+then exit), and past its bound on calls in progress it refuses new ones at
+once with a retryable 429 instead of queueing them. A stream moving to
+another replica on SIGTERM is in test_replicas.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import grpc
+import pytest
+
+from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from tests.processes import Server, reap, start_server, wait_serving
+
+V10 = {"A2A-Version": "1.0"}
+
+
+def rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+
+
+def send_params(text: str) -> dict[str, Any]:
+    return {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": text}]}}
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+async def until(check: Any, what: str) -> Any:
+    """Poll `check()` (an awaitable factory) until it returns something truthy
+    (10 s at most): what the server says over HTTP has no event to wait on."""
+    for _ in range(200):
+        if found := await check():
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not seen in 10 s: {what}")
+
+
+async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
+    server = await start_server("serve", "--store", f"sqlite:///{tmp_path}/tasks.db",
+                                "--drain-notice", "3", "--grace", "3")
+    try:
+        async with aiohttp.ClientSession() as http:
+            stream = await http.post(server.url + "/", headers=V10,
+                                     json=rpc("SendStreamingMessage", send_params("slow 30")))
+            first = json.loads((await _next_data(stream))["data"])["result"]
+            task_id = first["task"]["id"]
+            server.proc.send_signal(signal.SIGTERM)
+
+            async def not_ready() -> bool:
+                async with http.get(server.url + "/readyz") as r:
+                    return r.status == 503 and "draining" in await r.text()
+            await until(not_ready, "/readyz answers 503 while draining")
+            # the notice: calls are still taken
+            async with http.post(server.url + "/", headers=V10,
+                                 json=rpc("GetTask", {"id": task_id})) as r:
+                assert "result" in await r.json()
+
+            async def refused() -> dict[str, Any] | None:
+                async with http.post(server.url + "/", headers=V10,
+                                     json=rpc("SendMessage", send_params("hello"))) as r:
+                    body: dict[str, Any] = await r.json()
+                    if "error" in body:  # 503 for a balancer, the JSON-RPC error for clients
+                        assert (r.status, r.headers["Retry-After"]) == (503, "1")
+                        error: dict[str, Any] = body["error"]
+                        return error
+                    return None
+            error = await until(refused, "new calls refused after the notice")
+            assert error["code"] == -32000 and "shutting down" in error["message"]
+            # the stream ends with a retryable error saying where to resume, not cut
+            rest = (await asyncio.wait_for(stream.text(), 10)).strip().split("\n\n")
+            last = json.loads(rest[-1].split("data: ", 1)[1])["error"]
+            assert last["code"] == -32000
+            [info] = [d for d in last["data"] if d["@type"].endswith("ErrorInfo")]
+            assert info["reason"] == "UNAVAILABLE" and info["metadata"]["taskId"] == task_id
+            assert int(info["metadata"]["lastEventId"]) >= 1
+        assert await asyncio.wait_for(asyncio.to_thread(server.proc.wait), 20) == 0
+        log = server.log()
+        assert "drained: 1 stream(s) ended" in log and "1 task(s) still running" in log
+    finally:
+        reap(server.proc)
+
+
+async def _next_data(resp: aiohttp.ClientResponse) -> dict[str, str]:
+    """The next SSE event's fields, read as it arrives (keep-alives skipped)."""
+    fields: dict[str, str] = {}
+    while True:
+        line = (await resp.content.readline()).decode().rstrip("\n")
+        if not line:
+            if fields:
+                return fields
+            continue
+        if not line.startswith(":"):
+            key, _, value = line.partition(": ")
+            fields[key] = value
+
+
+@pytest.fixture
+async def small() -> Any:
+    server = await start_server("serve", "--store", "memory", "--max-inflight", "4")
+    try:
+        yield server
+    finally:
+        reap(server.proc)
+
+
+async def test_ten_times_capacity_is_refused_at_once(small: Server) -> None:
+    """40 blocking sends of a 5 s task against a bound of 4 calls in progress,
+    on all three bindings: the rest are refused at once (429 / -32042 /
+    RESOURCE_EXHAUSTED, retryable), nothing else fails, memory stays put."""
+    channel = await wait_serving(small.grpc_port, small.proc)
+    stub = A2AServiceStub(channel)
+    before = rss_kib(small.proc.pid)
+    outcomes: list[str] = []
+    async with aiohttp.ClientSession() as http:
+        async def jsonrpc() -> None:
+            async with http.post(small.url + "/", headers=V10,
+                                 json=rpc("SendMessage", send_params("slow 5"))) as r:
+                body = await r.json()
+                status, retry_after = r.status, r.headers.get("Retry-After")
+            if "error" in body:  # refused by HTTP too: 429, the JSON-RPC error in the body
+                assert (status, body["error"]["code"]) == (429, -32042), body
+                assert retry_after is not None and int(retry_after) >= 1
+                outcomes.append("refused")
+            else:
+                outcomes.append(body["result"]["task"]["status"]["state"])
+
+        async def rest() -> None:
+            async with http.post(small.url + "/message:send", headers=V10,
+                                 json=send_params("slow 5")) as r:
+                if r.status == 429:
+                    assert int(r.headers["Retry-After"]) >= 1
+                    outcomes.append("refused")
+                else:
+                    assert r.status == 200, await r.text()
+                    outcomes.append((await r.json())["task"]["status"]["state"])
+
+        async def grpc_call() -> None:
+            try:
+                sent = await stub.SendMessage(pb.SendMessageRequest(message=pb.Message(
+                    message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
+                    parts=[pb.Part(text="slow 5")])))
+                outcomes.append(pb.TaskState.Name(sent.task.status.state))
+            except grpc.aio.AioRpcError as err:
+                assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err
+                outcomes.append("refused")
+
+        calls = [(jsonrpc, rest, grpc_call)[i % 3]() for i in range(40)]
+        await asyncio.wait_for(asyncio.gather(*calls), 60)
+    await channel.close()
+    assert set(outcomes) <= {"refused", "TASK_STATE_COMPLETED"}
+    assert outcomes.count("refused") >= 30 and 1 <= outcomes.count("TASK_STATE_COMPLETED") <= 10
+    assert rss_kib(small.proc.pid) - before < 30 * 1024  # KiB: nothing queued up
+
+
+async def test_the_client_backs_off_and_gets_through(small: Server) -> None:
+    """Our client, refused for capacity, waits the Retry-After (jittered) and
+    retries: 12 sends of 1 s tasks through a bound of 4 all complete."""
+    async with await A2AClient.connect(small.url, ClientOptions(retries=20, backoff=0.05)) as c:
+        done = await asyncio.wait_for(asyncio.gather(
+            *(c.send_text("slow 1") for _ in range(12))), 90)
+    assert {d.task.status.state for d in done} == {pb.TASK_STATE_COMPLETED}
+    async with aiohttp.ClientSession() as http, http.get(small.url + "/metrics") as r:
+        metrics = await r.text()
+    shed = [line for line in metrics.splitlines()
+            if line.startswith('a2a_shed_total{why="capacity"}')]
+    assert shed and float(shed[0].split()[-1]) > 0  # it was refused, and got through
