@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck tck10 itk browser docs
+.PHONY: run test lint proto install clean bench bench-stores tck tck10 itk chaos browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -45,6 +45,12 @@ tck10: $(STAMP)
 # official SDKs' agents (docs/itk.md). A2A_ITK_DIR=a checkout of a2aproject/a2a-itk.
 itk: $(STAMP)
 	$(PY) -m tools.itk $(ARGS)
+
+# Three replicas under load while replicas are killed and paused, Redis is restarted and
+# PostgreSQL's connections are cut; every acknowledged operation is then checked
+# (docs/reliability.md). ARGS="--minutes 10 --doc" for the documented run.
+chaos: $(STAMP)
+	$(PY) -m tools.chaos $(ARGS)
 
 # Debian's Chromium, for the inspector's browser tests (tests/browser; skipped without
 # it, except under CI=true, where .ci/run installs it). Needs root and Debian's archive.

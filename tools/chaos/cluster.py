@@ -1,0 +1,173 @@
+"""The system under chaos: three `serve` replicas on one PostgreSQL schema and
+a Redis of the run's own (its own `redis-server` process on a free port, so
+that it can be killed and restarted without touching anyone else's), and
+the faults done to them.
+
+Each replica keeps its ports across restarts, as a load balancer's backends
+do. Faults: SIGKILL a replica and start it again; SIGSTOP one for longer
+than its lease, then SIGCONT (it wakes up to find its tasks taken over, and
+its writes fenced); kill Redis and start it again (its streams are gone:
+nothing is kept on disk); terminate every PostgreSQL backend connection of
+the database (the replicas reconnect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Replica:
+    name: str
+    http_port: int
+    grpc_port: int
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    stopped: bool = False  # SIGSTOPped
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+
+@dataclass
+class Cluster:
+    lease: float
+    logs: Path
+    replicas: list[Replica] = field(default_factory=list)
+    schema: str = ""
+    redis_port: int = 0
+    redis: subprocess.Popen[bytes] | None = None
+
+    @property
+    def store_url(self) -> str:
+        sep = "&" if "?" in POSTGRES else "?"
+        return f"{POSTGRES}{sep}search_path={self.schema}"
+
+    @property
+    def bus_url(self) -> str:
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    async def start(self, count: int = 3) -> None:
+        import asyncpg
+
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.schema = f"chaos_{uuid.uuid4().hex[:10]}"
+        conn = await asyncpg.connect(POSTGRES, timeout=5)
+        await conn.execute(f"CREATE SCHEMA {self.schema}")
+        await conn.close()
+        self.redis_port = free_port()
+        self.start_redis()
+        for i in range(count):
+            replica = Replica(f"r{i}", free_port(), free_port(), self.logs / f"r{i}.log")
+            self.replicas.append(replica)
+            self.launch(replica)
+        await asyncio.gather(*(self.ready(r) for r in self.replicas))
+
+    def start_redis(self) -> None:
+        self.redis = subprocess.Popen(
+            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no"],
+            stdout=(self.logs / "redis.log").open("ab"), stderr=subprocess.STDOUT)
+
+    def launch(self, replica: Replica) -> None:
+        log = replica.log.open("ab")
+        replica.proc = subprocess.Popen(
+            [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store_url,
+             "--bus", self.bus_url, "--lease", str(self.lease),
+             "--http-port", str(replica.http_port), "--grpc-port", str(replica.grpc_port),
+             "--drain-notice", "0", "--grace", "1", "--no-inspector"],
+            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        replica.stopped = False
+
+    async def ready(self, replica: Replica, within: float = 30) -> None:
+        import aiohttp
+
+        deadline = time.monotonic() + within
+        async with aiohttp.ClientSession() as http:
+            while time.monotonic() < deadline:
+                try:
+                    async with http.get(replica.url + "/readyz") as resp:
+                        if resp.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise RuntimeError(f"replica {replica.name} did not become ready (see {replica.log})")
+
+    # -- faults --
+
+    async def kill_and_restart(self, replica: Replica, down: float) -> None:
+        assert replica.proc is not None
+        replica.proc.kill()
+        replica.proc.wait()
+        await asyncio.sleep(down)
+        self.launch(replica)
+        await self.ready(replica)
+
+    async def pause(self, replica: Replica, seconds: float) -> None:
+        assert replica.proc is not None
+        replica.proc.send_signal(signal.SIGSTOP)
+        replica.stopped = True
+        await asyncio.sleep(seconds)
+        replica.proc.send_signal(signal.SIGCONT)
+        replica.stopped = False
+
+    async def restart_redis(self, down: float) -> None:
+        assert self.redis is not None
+        self.redis.kill()
+        self.redis.wait()
+        await asyncio.sleep(down)
+        self.start_redis()
+
+    async def cut_postgres(self) -> int:
+        """Terminate the database's other backends (ours reconnect); how many."""
+        import asyncpg
+
+        conn = await asyncpg.connect(POSTGRES, timeout=5)
+        try:
+            rows = await conn.fetch(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend'")
+        finally:
+            await conn.close()
+        return len(rows)
+
+    # -- the end --
+
+    async def stop(self, keep: bool = False) -> None:
+        import asyncpg
+
+        for replica in self.replicas:
+            if replica.proc is not None and replica.proc.poll() is None:
+                if replica.stopped:
+                    replica.proc.send_signal(signal.SIGCONT)
+                replica.proc.kill()
+                replica.proc.wait()
+        if self.redis is not None and self.redis.poll() is None:
+            self.redis.kill()
+            self.redis.wait()
+        if self.schema and not keep:
+            conn = await asyncpg.connect(POSTGRES, timeout=5)
+            await conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
+            await conn.close()
