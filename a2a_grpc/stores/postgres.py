@@ -46,7 +46,10 @@ class PostgresTaskStore(SqlTaskStore):
     dialect = "postgres"
     blob_type = "BYTEA"
     serial_type = "BIGSERIAL PRIMARY KEY"
-    driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+    # InternalClientError: a pooled connection left mid-operation when the server
+    # cut it ("another operation is in progress"), seen in `make chaos`.
+    driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError,
+                     asyncpg.exceptions.InternalClientError)
 
     def __init__(self, dsn: str, *, min_size: int = 1, max_size: int = 10,
                  snapshot_bytes: int = 64 * 1024) -> None:

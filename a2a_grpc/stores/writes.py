@@ -182,10 +182,15 @@ class GroupCommit:
                     self.transactions, self.writes = self.transactions + 1, self.writes + 1
                     self._settle_fenced([one], fenced)
             return
-        except BaseException as exc:  # a bug, or cancelled: nobody is left waiting forever
-            error = StoreUnavailableError() if isinstance(exc, Exception) else exc
-            _settle(batch, error)
+        except Exception:  # a bug, or an error of the driver not listed: as if the store failed
+            log.exception("a group commit of %d writes failed", len(batch))
+            error = StoreUnavailableError()
+            for one in batch:  # the later writes of their tasks fail with them (no holes)
+                self._refuse(one, error)
             _settle(riders, error)
+        except BaseException as exc:  # cancelled: nobody is left waiting forever
+            _settle(batch, exc)
+            _settle(riders, exc)
             raise
         self._settle_fenced(batch, refused)
 
