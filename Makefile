@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck tck10 itk chaos browser docs
+.PHONY: run test lint proto install clean bench bench-stores tck tck10 itk chaos soak browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -51,6 +51,11 @@ itk: $(STAMP)
 # (docs/reliability.md). ARGS="--minutes 10 --doc" for the documented run.
 chaos: $(STAMP)
 	$(PY) -m tools.chaos $(ARGS)
+
+# A steady load for a long time, with retention on: RSS, file descriptors, the store and
+# Redis sampled (docs/reliability.md; --doc plots them, with the [bench] extra).
+soak: $(BENCH_STAMP)
+	$(PY) -m tools.chaos.soak $(ARGS)
 
 # Debian's Chromium, for the inspector's browser tests (tests/browser; skipped without
 # it, except under CI=true, where .ci/run installs it). Needs root and Debian's archive.

@@ -4,7 +4,8 @@ mixed load, while a replica is SIGKILLed and restarted, one is SIGSTOPped
 past its lease, Redis is killed and restarted, and PostgreSQL's connections
 are cut. Fails on any acknowledged operation lost, any task with two final
 states, any stream that saw an event twice or skipped one, any task left
-running, any messageId that made two tasks."""
+running, any messageId that made two tasks, any webhook not told a final
+state or skipping an event."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ async def test_a_short_chaos_run_loses_nothing() -> None:
     verdict = await run(argparse.Namespace(minutes=0.9, rate=6, fault_every=9, lease=3,
                                            seed=7, doc=False, keep=False))
     assert verdict.acknowledged > 100
-    assert set(verdict.ops) == {"send", "async", "stream", "cancel", "followup"}
+    assert set(verdict.ops) == {"send", "async", "stream", "cancel", "followup", "push"}
     assert verdict.lost == [] and verdict.two_finals == [] and verdict.orphans == []
     assert verdict.stream_faults == [] and verdict.duplicates == []
     assert verdict.ok

@@ -26,6 +26,7 @@ from dataclasses import asdict
 
 from tools.chaos.check import Verdict, check, read_tasks
 from tools.chaos.cluster import ROOT, Cluster
+from tools.chaos.hook import Hook
 from tools.chaos.load import Load
 
 DOC = ROOT / "docs" / "reliability.md"
@@ -58,11 +59,13 @@ async def faults(cluster: Cluster, every: float, until: float, seed: int,
 
 async def run(args: argparse.Namespace) -> Verdict:
     cluster = Cluster(args.lease, LOGS)
+    hook = Hook()
+    await hook.start()
     await cluster.start()
     windows: list[tuple[float, float]] = []
     done: dict[str, int] = {}
     try:
-        load = Load([r.url for r in cluster.replicas], args.rate, args.seed)
+        load = Load([r.url for r in cluster.replicas], args.rate, args.seed, hook.url)
         seconds = args.minutes * 60
         began = time.monotonic()
         print(f"chaos: {args.minutes:g} min at {args.rate:g} ops/s, a fault every "
@@ -72,9 +75,11 @@ async def run(args: argparse.Namespace) -> Verdict:
         print(f"chaos: load done ({len(load.ops)} operations); waiting for every task to "
               "settle", flush=True)
         tasks = await read_tasks([r.url for r in cluster.replicas], settle=6 * args.lease + 30)
-        verdict = check(load.ops, tasks, windows)
+        await pushes_done(load, tasks, hook)
+        verdict = check(load.ops, tasks, windows, hook.got, hook.finals)
     finally:
         await cluster.stop(keep=args.keep)
+        await hook.stop()
     report = {"minutes": args.minutes, "rate": args.rate, "faults": done,
               "tasks": len(tasks), **asdict(verdict), "ok": verdict.ok}
     (LOGS / "report.json").write_text(json.dumps(report, indent=1))
@@ -83,6 +88,17 @@ async def run(args: argparse.Namespace) -> Verdict:
     if args.doc:
         write_doc(report)
     return verdict
+
+
+async def pushes_done(load: Load, tasks: dict[str, dict[str, object]], hook: Hook) -> None:
+    """Wait (a minute at most) for the notification of every final state that
+    a task sent with a webhook reached: deliveries a killed replica had claimed
+    are retried by another once their claim runs out."""
+    wanted = {op.task_id for op in load.ops if op.kind == "push" and op.acked}
+    for _ in range(120):
+        if all(t in hook.finals for t in wanted if t in tasks):
+            return
+        await asyncio.sleep(0.5)
 
 
 def write_doc(report: dict[str, object]) -> None:

@@ -9,9 +9,14 @@ replicas tell it once the faults are over and every task had time to settle.
 - streams: an event seen twice, or a gap between the events a stream saw
   (they are numbered), or a stream that never saw a final state;
 - orphans: a task left SUBMITTED or WORKING after the leases ran out;
-- duplicates: two tasks made of one messageId (none may be).
-Figures: operations by kind, the longest unavailability a client saw, and
-the p50/p99 latency of blocking sends in and out of fault windows.
+- duplicates: two tasks made of one messageId (none may be);
+- push: a task sent with a webhook whose final state's notification never
+  came, or whose notifications skip an event (those delivered twice are
+  counted: at least once is the promise).
+Figures: operations by kind, the longest unavailability a client saw (moving
+from replica to replica; and the slowest blocking send of an instant task,
+which includes waiting on a paused replica), and the p50/p99 latency of
+blocking sends in and out of fault windows.
 """
 
 from __future__ import annotations
@@ -39,15 +44,19 @@ class Verdict:
     stream_faults: list[str] = field(default_factory=list)
     orphans: list[str] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    push_faults: list[str] = field(default_factory=list)
+    push_delivered: int = 0
+    push_duplicates: int = 0
     unanswered: int = 0  # operations no replica answered in the end (not acknowledged)
     refused: dict[str, int] = field(default_factory=dict)  # other answers that were no ack
-    longest_unavailable: float = 0.0
+    longest_unavailable: float = 0.0  # s a client spent moving between replicas for an answer
+    slowest_send: float = 0.0  # s the slowest blocking send of an instant task took
     latency: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not (self.lost or self.two_finals or self.stream_faults or self.orphans
-                    or self.duplicates)
+                    or self.duplicates or self.push_faults)
 
 
 async def read_tasks(urls: list[str], settle: float) -> dict[str, dict[str, Any]]:
@@ -87,7 +96,8 @@ async def _list_all(http: aiohttp.ClientSession, urls: list[str]) -> dict[str, d
 
 
 def check(ops: list[Op], tasks: dict[str, dict[str, Any]],
-          faults: list[tuple[float, float]]) -> Verdict:
+          faults: list[tuple[float, float]], pushed: dict[str, list[int]] | None = None,
+          push_finals: dict[str, str] | None = None) -> Verdict:
     v = Verdict(ops=dict(Counter(op.kind for op in ops)))
     finals: dict[str, set[str]] = {}
     for op in ops:
@@ -122,8 +132,27 @@ def check(ops: list[Op], tasks: dict[str, dict[str, Any]],
     by_message = Counter(t["history"][0]["messageId"] for t in tasks.values()
                          if t.get("history"))
     v.duplicates = [m for m, n in by_message.items() if n > 1]
-    v.latency = _latency([op for op in ops if op.kind == "send" and op.acked], faults)
+    sends = [op for op in ops if op.kind == "send" and op.acked]
+    v.latency = _latency(sends, faults)
+    v.slowest_send = max((op.end - op.start for op in sends), default=0.0)
+    for op in ops:
+        if op.kind == "push" and op.acked and pushed is not None and push_finals is not None:
+            _check_push(v, op, tasks.get(op.task_id), pushed.get(op.task_id, []),
+                        push_finals.get(op.task_id))
     return v
+
+
+def _check_push(v: Verdict, op: Op, task: dict[str, Any] | None, seqs: list[int],
+                final: str | None) -> None:
+    v.push_delivered += len(seqs)
+    v.push_duplicates += len(seqs) - len(set(seqs))
+    state = task["status"]["state"] if task else "?"
+    if state in FINAL and final != state:
+        v.push_faults.append(f"op {op.id}: task {op.task_id} is {state}; its webhook was "
+                             f"told {final or 'no final state'}")
+    got = sorted(set(seqs))
+    if got and got != list(range(got[0], got[-1] + 1)):
+        v.push_faults.append(f"op {op.id}: task {op.task_id}: notifications skip events: {got}")
 
 
 def _stream_faults(op: Op) -> list[str]:

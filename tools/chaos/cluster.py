@@ -23,6 +23,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -56,6 +57,7 @@ class Cluster:
     schema: str = ""
     redis_port: int = 0
     redis: subprocess.Popen[bytes] | None = None
+    retention: str | None = None  # serve --retention (the soak's)
 
     @property
     def store_url(self) -> str:
@@ -83,21 +85,26 @@ class Cluster:
         await asyncio.gather(*(self.ready(r) for r in self.replicas))
 
     def start_redis(self) -> None:
-        self.redis = subprocess.Popen(
-            ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no"],
-            stdout=(self.logs / "redis.log").open("ab"), stderr=subprocess.STDOUT)
+        with (self.logs / "redis.log").open("ab") as log:  # the child keeps its own copy
+            self.redis = subprocess.Popen(
+                ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no"], stdout=log, stderr=subprocess.STDOUT)
 
     def launch(self, replica: Replica) -> None:
-        log = replica.log.open("ab")
-        replica.proc = subprocess.Popen(
+        with replica.log.open("ab") as log:  # the child keeps its own copy
+            replica.proc = self._serve(replica, log)
+        replica.stopped = False
+
+    def _serve(self, replica: Replica, log: Any) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store_url,
              "--bus", self.bus_url, "--lease", str(self.lease),
              "--http-port", str(replica.http_port), "--grpc-port", str(replica.grpc_port),
-             "--drain-notice", "0", "--grace", "1", "--no-inspector"],
+             "--drain-notice", "0", "--grace", "1", "--no-inspector",
+             "--allow-push-to", "127.0.0.1", "--allow-http-push", "--push-backoff", "0.5",
+             *(("--retention", self.retention) if self.retention else ())],
             cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        replica.stopped = False
 
     async def ready(self, replica: Replica, within: float = 30) -> None:
         import aiohttp

@@ -9,7 +9,8 @@ Operations (JSON-RPC, every answer checked):
 - stream: SendStreamingMessage of a slow task, resumed with Last-Event-ID on
   another replica whenever the stream drops, until a final state;
 - cancel: a slow task, then CancelTask;
-- followup: a task asking for input, then the answer.
+- followup: a task asking for input, then the answer;
+- push: a 1 s task sent with a webhook (hook.py) and returnImmediately.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ HEADERS = {"A2A-Version": "1.0", "A2A-Extensions": RESUMABLE}
 FINAL = {"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED",
          "TASK_STATE_REJECTED"}
 SETTLED = FINAL | {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"}
-KINDS = ("send", "send", "send", "async", "stream", "cancel", "followup")
+KINDS = ("send", "send", "send", "async", "stream", "cancel", "followup", "push")
 CALL_TIMEOUT = 8.0  # a replica that takes longer is taken for stopped
 ATTEMPTS = 40
 
@@ -63,8 +64,8 @@ def message(text: str, task_id: str = "", context_id: str = "") -> dict[str, Any
 
 
 class Load:
-    def __init__(self, urls: list[str], rate: float, seed: int) -> None:
-        self.urls, self.rate = urls, rate
+    def __init__(self, urls: list[str], rate: float, seed: int, hook_url: str = "") -> None:
+        self.urls, self.rate, self.hook_url = urls, rate, hook_url
         self.random = random.Random(seed)
         self.ops: list[Op] = []
         self._http: aiohttp.ClientSession | None = None
@@ -75,8 +76,9 @@ class Load:
         running: set[asyncio.Task[None]] = set()
         try:
             end = time.monotonic() + seconds
+            kinds = KINDS if self.hook_url else tuple(k for k in KINDS if k != "push")
             while time.monotonic() < end:
-                op = Op(len(self.ops), self.random.choice(KINDS), time.monotonic())
+                op = Op(len(self.ops), self.random.choice(kinds), time.monotonic())
                 self.ops.append(op)
                 job = asyncio.create_task(self._do(op))
                 running.add(job)
@@ -147,6 +149,13 @@ class Load:
     async def _async(self, op: Op) -> None:
         result = await self._call(op, "SendMessage", {
             "message": message("slow 2"), "configuration": {"returnImmediately": True}})
+        op.acked = self._told(op, result["task"])
+
+    async def _push(self, op: Op) -> None:
+        result = await self._call(op, "SendMessage", {
+            "message": message("slow 1"), "configuration": {
+                "returnImmediately": True,
+                "taskPushNotificationConfig": {"url": self.hook_url, "token": "chaos"}}})
         op.acked = self._told(op, result["task"])
 
     async def _cancel(self, op: Op) -> None:
