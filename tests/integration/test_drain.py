@@ -54,7 +54,7 @@ async def until(check: Any, what: str) -> Any:
 
 async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
     server = await start_server("serve", "--store", f"sqlite:///{tmp_path}/tasks.db",
-                                "--drain-notice", "3", "--grace", "3")
+                                "--drain-notice", "5", "--grace", "3")
     try:
         async with aiohttp.ClientSession() as http:
             stream = await http.post(server.url + "/", headers=V10,
