@@ -54,7 +54,10 @@ class Leases:
         while True:
             await asyncio.sleep(self.seconds / 3)
             try:
-                await self.store.renew(self.holder, self.claim().until_ns)
+                # What this process runs, not all it holds: a task whose run it lost
+                # (its writes refused) runs out of lease and is taken over.
+                await self.store.renew(self.holder, self.claim().until_ns,
+                                       self.handler.running_tasks())
                 await self.recover()
             except Exception:  # the store is down: logged there; try again next round
                 log.exception("renewing leases failed; trying again in %.1f s",

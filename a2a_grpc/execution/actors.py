@@ -46,6 +46,11 @@ class ActorRegistry:
         """How many runs are going on `owner`'s tasks in this process."""
         return self._running.get(owner, 0)
 
+    def running_tasks(self) -> list[str]:
+        """Tasks a run of this process is on, and not lost to another writer."""
+        return [task_id for task_id, actor in self._actors.items()
+                if actor.running() and actor.fenced is None]
+
     def runs_going(self) -> int:
         """How many runs are going on in this process."""
         return sum(self._running.values())

@@ -136,6 +136,10 @@ class RequestHandler:
         """Agent runs going on `owner`'s tasks (for per-caller limits)."""
         return self._actors.running(owner)
 
+    def running_tasks(self) -> list[str]:
+        """Ids of the tasks a run of this process is on (the leases it renews)."""
+        return self._actors.running_tasks()
+
     @property
     def live_tasks(self) -> int:
         """Tasks with agent work or a call in progress (0 when all is idle)."""

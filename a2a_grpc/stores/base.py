@@ -32,7 +32,7 @@ error and the write is not reported as done.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Collection, Generator
 from typing import Any, NamedTuple, Protocol
 
 from a2a_grpc.core.errors import UnavailableError
@@ -179,9 +179,12 @@ class LeaseStore(Protocol):
         """Record `holder` as the runner of each task written from now on, for
         `seconds` from each write (replicas; a no-op for the memory store)."""
 
-    async def renew(self, holder: str, until_ns: int) -> None:
+    async def renew(self, holder: str, until_ns: int,
+                    running: Collection[str] | None = None) -> None:
         """Extend to `until_ns` the lease of every SUBMITTED or WORKING task
-        `holder` holds."""
+        `holder` holds; of those among `running` (task ids) alone, when given:
+        a task the holder no longer runs (its writes refused, its run gone)
+        then runs out of lease like a stopped replica's, and is taken over."""
 
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         """Tasks left SUBMITTED or WORKING by a run (crash recovery), not those

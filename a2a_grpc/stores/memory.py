@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 
 from a2a_grpc.core import listing, states
@@ -148,7 +148,8 @@ class MemoryTaskStore:
     def hold(self, holder: str, seconds: float) -> None:
         return None  # one process: nobody else to take a task over
 
-    async def renew(self, holder: str, until_ns: int) -> None:
+    async def renew(self, holder: str, until_ns: int,
+                    running: Collection[str] | None = None) -> None:
         return None
 
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:

@@ -19,7 +19,7 @@ blob type and runs statements its own way (`_run`, `_read`, `_states_of`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from a2a_grpc.core import lifecycle, states
@@ -323,11 +323,20 @@ class SqlTaskStore:
             "WHERE t.state IN (?, ?) AND t.handed_off = 0", *running)
         return [(Scope(r[0], r[1]), (await self._folded(r[0], [r[2:]]))[0]) for r in rows]
 
-    async def renew(self, holder: str, until_ns: int) -> None:
+    async def renew(self, holder: str, until_ns: int,
+                    running: Collection[str] | None = None) -> None:
+        renew = ("UPDATE a2a_tasks SET lease_ns = ? WHERE holder = ? AND state IN (?, ?)",
+                 until_ns, holder, int(states.SUBMITTED), int(states.WORKING))
+        ids = sorted(running) if running is not None else None
+
         async def work(tx: Tx) -> None:
-            await tx.execute("UPDATE a2a_tasks SET lease_ns = ? WHERE holder = ? AND "
-                             "state IN (?, ?)", until_ns, holder, int(states.SUBMITTED),
-                             int(states.WORKING))
+            if ids is None:
+                await tx.execute(*renew)
+                return
+            for at in range(0, len(ids), 500):  # under every driver's limit of parameters
+                chunk = ids[at:at + 500]
+                await tx.execute(renew[0] + f" AND id IN ({', '.join('?' * len(chunk))})",
+                                 *renew[1:], *chunk)
 
         await self._guarded(work, "renewing leases")
 

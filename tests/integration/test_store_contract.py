@@ -383,6 +383,25 @@ async def test_a_claim_takes_only_tasks_whose_lease_ended(maker: Maker) -> None:
     assert sorted(s.task.id for _, s in taken) == sorted([held[0].id, held[1].id])
 
 
+async def test_a_replica_renews_only_the_tasks_it_runs(maker: Maker) -> None:
+    """A task its holder still holds but no longer runs (its run lost, its writes
+    refused) runs out of lease like a stopped replica's, and is taken over."""
+    store = await maker()
+    if isinstance(store, MemoryTaskStore):
+        pytest.skip("one process: the memory store has no other replica to take over from")
+    now = time.time_ns()
+    runs, lost = task(1, states.WORKING), task(2, states.WORKING)
+    store.hold("alive", 5)
+    for t in (runs, lost):
+        await store.append(ME, t, 1, ev(t))
+    await store.renew("alive", now + 120 * 10**9, [runs.id])
+    taken = await store.unsettled(Claim("survivor", now + 60 * 10**9, now + 70 * 10**9))
+    assert [s.task.id for _, s in taken] == [lost.id]
+    await store.renew("alive", now + 240 * 10**9, [])  # runs nothing now: renews nothing
+    taken = await store.unsettled(Claim("survivor", now + 130 * 10**9, now + 140 * 10**9))
+    assert [s.task.id for _, s in taken] == [runs.id]
+
+
 async def test_the_cards_last_modified_is_shared_and_moves_only_with_its_content(
         maker: Maker) -> None:
     one, two = await maker(), await maker()  # two replicas on one database
