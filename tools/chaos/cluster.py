@@ -7,8 +7,8 @@ Each replica keeps its ports across restarts, as a load balancer's backends
 do. Faults: SIGKILL a replica and start it again; SIGSTOP one for longer
 than its lease, then SIGCONT (it wakes up to find its tasks taken over, and
 its writes fenced); kill Redis and start it again (its streams are gone:
-nothing is kept on disk); terminate every PostgreSQL backend connection of
-the database (the replicas reconnect).
+nothing is kept on disk); terminate the replicas' PostgreSQL connections
+(they reconnect).
 """
 
 from __future__ import annotations
@@ -61,8 +61,9 @@ class Cluster:
 
     @property
     def store_url(self) -> str:
+        """The schema's, its connections named after it (what cut_postgres cuts)."""
         sep = "&" if "?" in POSTGRES else "?"
-        return f"{POSTGRES}{sep}search_path={self.schema}"
+        return f"{POSTGRES}{sep}search_path={self.schema}&application_name={self.schema}"
 
     @property
     def bus_url(self) -> str:
@@ -147,15 +148,14 @@ class Cluster:
         self.start_redis()
 
     async def cut_postgres(self) -> int:
-        """Terminate the database's other backends (ours reconnect); how many."""
+        """Terminate the replicas' backends (they reconnect); how many."""
         import asyncpg
 
         conn = await asyncpg.connect(POSTGRES, timeout=5)
         try:
             rows = await conn.fetch(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                "AND backend_type = 'client backend'")
+                "WHERE application_name = $1 AND pid <> pg_backend_pid()", self.schema)
         finally:
             await conn.close()
         return len(rows)

@@ -6,8 +6,10 @@
 `sqlite`: one `serve` on its default store (a SQLite file). `replicas`: the
 chaos run's three replicas on PostgreSQL and Redis (cluster.py), no faults.
 Both with `--retention`, which deletes final tasks older than that. The
-load is the chaos run's (load.py). Every 10 s: each process's RSS and open
-file descriptors, the store's size (the SQLite file with its WAL, or the
+load is the chaos run's (load.py). With PostgreSQL, the soak runs VACUUM on
+its schema every minute, as autovacuum (on by default, off on some test
+servers) would: deleted rows are reused, not the file shrunk. Every 10 s:
+each process's RSS and open file descriptors, the store's size (the SQLite file with its WAL, or the
 schema's tables), and Redis's keys and memory. `--doc` plots them
 (docs/soak-SETUP.png, needs the [bench] extra) and writes the figures into
 docs/reliability.md: the spread of each after the warm-up (the first fifth).
@@ -54,6 +56,18 @@ async def store_bytes(setup: str, db: Path, schema: str) -> int:
     finally:
         await conn.close()
     return int(size)
+
+
+async def vacuum(schema: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(POSTGRES, timeout=5)
+    try:
+        for (table,) in await conn.fetch(
+                "SELECT tablename FROM pg_tables WHERE schemaname = $1", schema):
+            await conn.execute(f'VACUUM "{schema}"."{table}"')
+    finally:
+        await conn.close()
 
 
 async def redis_figures(port: int) -> tuple[int, int]:
@@ -121,6 +135,11 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                   f"{last['fds']}  store {last['store_bytes'] >> 10} KiB"
                   + (f"  redis {last['redis_keys']} keys" if cluster else ""), flush=True)
             await asyncio.wait({job}, timeout=EVERY_S)
+            if cluster is not None and len(samples) % 6 == 0:
+                try:
+                    await vacuum(cluster.schema)
+                except Exception as exc:  # the next minute's will do
+                    print(f"soak: VACUUM failed ({exc})", flush=True)
         await job
         errors = [op.error for op in load.ops if op.error and not op.acked]
         print(f"soak {args.setup}: {len(load.ops)} operations, {len(errors)} not acknowledged",
