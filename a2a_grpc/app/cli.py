@@ -18,7 +18,8 @@ from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
-from a2a_grpc.app.settings import GROUPS, add_flags, load
+from a2a_grpc.app.settings import GROUPS
+from a2a_grpc.app.settings_load import add_flags, load
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError

@@ -36,6 +36,7 @@ from a2a_grpc.stores.base import (
 )
 from a2a_grpc.stores.fence import Fence, refusal
 from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
+from a2a_grpc.stores.sql_leases import renewal
 from a2a_grpc.stores.sql_push import SqlPush
 from a2a_grpc.stores.sql_schema import migrate
 from a2a_grpc.stores.writes import (
@@ -325,20 +326,7 @@ class SqlTaskStore:
 
     async def renew(self, holder: str, until_ns: int,
                     running: Collection[str] | None = None) -> None:
-        renew = ("UPDATE a2a_tasks SET lease_ns = ? WHERE holder = ? AND state IN (?, ?)",
-                 until_ns, holder, int(states.SUBMITTED), int(states.WORKING))
-        ids = sorted(running) if running is not None else None
-
-        async def work(tx: Tx) -> None:
-            if ids is None:
-                await tx.execute(*renew)
-                return
-            for at in range(0, len(ids), 500):  # under every driver's limit of parameters
-                chunk = ids[at:at + 500]
-                await tx.execute(renew[0] + f" AND id IN ({', '.join('?' * len(chunk))})",
-                                 *renew[1:], *chunk)
-
-        await self._guarded(work, "renewing leases")
+        await self._guarded(renewal(holder, until_ns, running), "renewing leases")
 
     async def purge(self, before_ns: int) -> int:
         final = sorted(int(s) for s in states.TERMINAL)

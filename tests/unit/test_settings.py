@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.app.settings import GROUPS, ServeSettings, add_flags, load
+from a2a_grpc.app.settings import GROUPS, ServeSettings
+from a2a_grpc.app.settings_load import add_flags, load
 
 
 def parse(*argv: str) -> argparse.Namespace:
