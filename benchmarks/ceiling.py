@@ -1,126 +1,233 @@
-"""The ceiling: the least a correct A2A responder can do on this stack.
+"""The ceiling: the thinnest correct A2A server on our stacks, doing the same work per call.
 
-`python -m benchmarks.ceiling HTTP_PORT GRPC_PORT` answers SendMessage,
-GetTask, ListTasks and SendStreamingMessage (JSON-RPC and REST on aiohttp,
-gRPC on grpc.aio) with fixed, valid answers prepared at start, doing no work
-at all: it parses each JSON-RPC body (it must, to echo the id) and writes a
-stream one event per write, as a real stream goes out. What our server does
-beyond this is its own cost.
+`python -m benchmarks.ceiling HTTP_PORT GRPC_PORT` serves SendMessage,
+GetTask, ListTasks and SendStreamingMessage on JSON-RPC and REST (aiohttp)
+and gRPC (grpc.aio), on uvloop with orjson, as our server runs. It does per
+call what any correct server must, and nothing more, so that "ours /
+ceiling" reads as "how much of the stack's limit we keep":
+
+- SendMessage: parse the request, check the message (messageId, role, parts)
+  and the A2A-Version, make a task (new task, context and artifact ids, a
+  timestamp), put the message in its history with those ids, the echo
+  artifact, COMPLETED; keep the task (serialised, keyed by id) and answer
+  the whole task;
+- GetTask: look the task up, honour historyLength, answer it;
+- ListTasks: the newest page of 50 from its store (A2A_SEED_TASKS tasks made
+  at start, as the SDK's server seeds its own);
+- `stream N`: the task, WORKING, N chunks each appended to the task's
+  artifact, COMPLETED, each event rendered and written as it happens; the
+  store written at the start and the end.
+
+No durability, no push, no auth, no cancellation, no resumption: what ours
+does beyond this is its own cost. The load generator checks its answers as
+strictly as ours (benchmarks/drive.py). Only text parts are handled.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import os
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import grpc
+import orjson
 from aiohttp import web
-from google.protobuf import json_format
 
-from a2a_grpc.generated import a2a_pb2 as pb
+from .ceiling_grpc import grpc_handlers
+from .ceiling_store import TASKS, VERSIONS, Refused
 
-TASK = pb.Task(id="t", context_id="c", status=pb.TaskStatus(state=pb.TASK_STATE_COMPLETED),
-               artifacts=[pb.Artifact(artifact_id="a", parts=[pb.Part(text="echo: hello")])])
-SEND = pb.SendMessageResponse(task=TASK)
-PAGE = pb.ListTasksResponse(tasks=[TASK] * 50, page_size=50, total_size=1000,
-                            next_page_token="x")
-CHUNKS = 100
+Json = dict[str, Any]
+PAGE = 50
 
 
-def _events() -> list[pb.StreamResponse]:
-    working = pb.TaskStatusUpdateEvent(task_id="t", context_id="c",
-                                       status=pb.TaskStatus(state=pb.TASK_STATE_WORKING))
-    done = pb.TaskStatusUpdateEvent(task_id="t", context_id="c",
-                                    status=pb.TaskStatus(state=pb.TASK_STATE_COMPLETED))
-    out = [pb.StreamResponse(task=pb.Task(id="t", context_id="c", status=pb.TaskStatus(
-        state=pb.TASK_STATE_SUBMITTED))), pb.StreamResponse(status_update=working)]
-    for i in range(1, CHUNKS + 1):
-        out.append(pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
-            task_id="t", context_id="c", append=i > 1, last_chunk=i == CHUNKS,
-            artifact=pb.Artifact(artifact_id="a", parts=[pb.Part(text=f"chunk {i}/{CHUNKS}")]))))
-    return [*out, pb.StreamResponse(status_update=done)]
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-EVENTS = _events()
-Handler = Callable[[web.Request], Coroutine[Any, Any, web.StreamResponse]]
+def _checked(message: Any) -> str:
+    """The message's text; Refused unless it is a valid user message."""
+    if (not isinstance(message, dict) or not isinstance(message.get("messageId"), str)
+            or not message["messageId"] or message.get("role") != "ROLE_USER"
+            or not isinstance(message.get("parts"), list) or not message["parts"]):
+        raise Refused(-32602, 400, "invalid message")
+    text = message["parts"][0].get("text")
+    return text if isinstance(text, str) else ""
 
 
-def http_app() -> web.Application:
-    as_json = {"SendMessage": json_format.MessageToDict(SEND),
-               "GetTask": json_format.MessageToDict(TASK),
-               "ListTasks": json_format.MessageToDict(PAGE)}
-    sse = [json_format.MessageToDict(e) for e in EVENTS]
-
-    async def stream(request: web.Request, wrap: Callable[[Any], Any]) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        for i, event in enumerate(sse, 1):
-            await resp.write(f"id: {i}\ndata: {json.dumps(wrap(event))}\n\n".encode())
-        await resp.write_eof()
-        return resp
-
-    async def jsonrpc(request: web.Request) -> web.StreamResponse:
-        body = json.loads(await request.read())
-        if body["method"] == "SendStreamingMessage":
-            return await stream(request, lambda e: {"jsonrpc": "2.0", "id": body["id"],
-                                                    "result": e})
-        return web.json_response({"jsonrpc": "2.0", "id": body["id"],
-                                  "result": as_json[body["method"]]})
-
-    def fixed(name: str) -> Handler:
-        async def answer(request: web.Request) -> web.StreamResponse:
-            await request.read()
-            return web.json_response(as_json[name])
-        return answer
-
-    async def rest_stream(request: web.Request) -> web.StreamResponse:
-        await request.read()
-        return await stream(request, lambda e: e)
-
-    app = web.Application()
-    app.router.add_post("/", jsonrpc)
-    app.router.add_post("/message:send", fixed("SendMessage"))
-    app.router.add_post("/message:stream", rest_stream)
-    app.router.add_get("/tasks/{id}", fixed("GetTask"))
-    app.router.add_get("/tasks", fixed("ListTasks"))
-    return app
+def new_task(message: Json, state: str) -> Json:
+    task_id, context_id = str(uuid.uuid4()), message.get("contextId") or str(uuid.uuid4())
+    message = {**message, "taskId": task_id, "contextId": context_id}
+    return {"id": task_id, "contextId": context_id,
+            "status": {"state": state, "timestamp": _now()}, "history": [message]}
 
 
-def _fixed(answer: bytes) -> Callable[[bytes, object], Coroutine[Any, Any, bytes]]:
-    async def handle(request: bytes, context: object) -> bytes:
-        return answer
+def keep_json(task: Json) -> bytes:
+    data = orjson.dumps(task)
+    TASKS.keep_json(task["id"], data)
+    return data
+
+
+def send(params: Json) -> bytes:
+    text = _checked(params.get("message"))
+    task = new_task(params["message"], "TASK_STATE_COMPLETED")
+    task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "name": "echo",
+                          "parts": [{"text": f"echo: {text}"}]}]
+    return b'{"task":' + keep_json(task) + b"}"
+
+
+def get(task_id: Any, history_length: Any = None) -> bytes:
+    kept = TASKS.as_json(task_id) if isinstance(task_id, str) else None
+    if kept is None:
+        raise Refused(-32001, 404, "task not found")
+    if history_length is None:
+        return kept
+    task, length = orjson.loads(kept), int(history_length)
+    task["history"] = task.get("history", [])[-length:] if length else []
+    return orjson.dumps(task)
+
+
+def list_page() -> bytes:
+    ids = TASKS.newest(PAGE)
+    tasks = b",".join(get(i) for i in ids)
+    return (b'{"tasks":[' + tasks + b'],"nextPageToken":"' + ids[-1].encode()
+            + b'","pageSize":50,"totalSize":' + str(len(TASKS)).encode() + b"}")
+
+
+def stream_events(params: Json) -> Iterator[Json]:
+    text = _checked(params.get("message"))
+    task = new_task(params["message"], "TASK_STATE_SUBMITTED")
+    keep_json(task)
+    yield {"task": task}
+    ids = {"taskId": task["id"], "contextId": task["contextId"]}
+    task["status"] = {"state": "TASK_STATE_WORKING", "timestamp": _now()}
+    yield {"statusUpdate": {**ids, "status": task["status"]}}
+    n = int(text[7:]) if text.startswith("stream ") and text[7:].isdigit() else 0
+    parts: list[Json] = []
+    artifact = {"artifactId": str(uuid.uuid4()), "name": "chunks", "parts": parts}
+    task["artifacts"] = [artifact]
+    for i in range(1, n + 1):
+        part = {"text": f"chunk {i}/{n}"}
+        parts.append(part)
+        event = {**ids, "artifact": {"artifactId": artifact["artifactId"], "name": "chunks",
+                                     "parts": [part]}}
+        if i > 1:
+            event["append"] = True
+        if i == n:
+            event["lastChunk"] = True
+        yield {"artifactUpdate": event}
+    task["status"] = {"state": "TASK_STATE_COMPLETED", "timestamp": _now()}
+    keep_json(task)
+    yield {"statusUpdate": {**ids, "status": task["status"]}}
+
+
+async def sse(request: web.Request, events: Iterator[Json],
+              wrap: Callable[[bytes], bytes]) -> web.StreamResponse:
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
+    await resp.prepare(request)
+    for i, event in enumerate(events, 1):
+        await resp.write(b"id: %d\ndata: %s\n\n" % (i, wrap(orjson.dumps(event))))
+    await resp.write_eof()
+    return resp
+
+
+def _answer(data: bytes, status: int = 200) -> web.Response:
+    return web.Response(body=data, status=status, content_type="application/json")
+
+
+async def jsonrpc(request: web.Request) -> web.StreamResponse:
+    try:
+        body = orjson.loads(await request.read())
+    except orjson.JSONDecodeError:
+        return _answer(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse"}}')
+    rid = orjson.dumps(body.get("id")) if isinstance(body, dict) else b"null"
+    try:
+        if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
+            raise Refused(-32600, 400, "invalid request")
+        if request.headers.get("A2A-Version") not in VERSIONS:
+            raise Refused(-32009, 400, "version not supported")
+        method, params = body.get("method"), body.get("params")
+        if not isinstance(params, dict):
+            raise Refused(-32602, 400, "invalid params")
+        if method == "SendMessage":
+            result = send(params)
+        elif method == "GetTask":
+            result = get(params.get("id"), params.get("historyLength"))
+        elif method == "ListTasks":
+            result = list_page()
+        elif method == "SendStreamingMessage":
+            head = b'{"jsonrpc":"2.0","id":' + rid + b',"result":'
+            return await sse(request, stream_events(params), lambda e: head + e + b"}")
+        else:
+            raise Refused(-32601, 400, "method not found")
+    except Refused as e:
+        return _answer(b'{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}'
+                       % (rid, e.code, orjson.dumps(str(e))))
+    return _answer(b'{"jsonrpc":"2.0","id":' + rid + b',"result":' + result + b"}")
+
+
+def rest(call: Callable[[web.Request], Any]) -> Callable[[web.Request], Any]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            if request.headers.get("A2A-Version") not in VERSIONS:
+                raise Refused(-32009, 400, "version not supported")
+            result = await call(request)
+        except (Refused, orjson.JSONDecodeError) as e:
+            status = e.status if isinstance(e, Refused) else 400
+            return _answer(b'{"error":{"message":%s}}' % orjson.dumps(str(e)), status)
+        return result if isinstance(result, web.StreamResponse) else _answer(result)
     return handle
 
 
-async def _stream(request: bytes, context: object) -> AsyncIterator[bytes]:
-    for event in STREAM_BYTES:
-        yield event
+async def rest_send(request: web.Request) -> bytes:
+    return send(orjson.loads(await request.read()))
 
 
-STREAM_BYTES = [e.SerializeToString() for e in EVENTS]
+async def rest_stream(request: web.Request) -> web.StreamResponse:
+    return await sse(request, stream_events(orjson.loads(await request.read())), lambda e: e)
+
+
+async def rest_get(request: web.Request) -> bytes:
+    return get(request.match_info["id"], request.query.get("historyLength"))
+
+
+async def rest_list(request: web.Request) -> bytes:
+    return list_page()
+
+
+def http_app() -> web.Application:
+    app = web.Application()
+    app.router.add_post("/", jsonrpc)
+    app.router.add_post("/message:send", rest(rest_send))
+    app.router.add_post("/message:stream", rest(rest_stream))
+    app.router.add_get("/tasks/{id}", rest(rest_get))
+    app.router.add_get("/tasks", rest(rest_list))
+    return app
+
+
+def seed(count: int) -> None:
+    for i in range(count):
+        send({"message": {"messageId": f"seed-{i}", "role": "ROLE_USER",
+                          "parts": [{"text": "hello"}]}})
 
 
 async def main(http_port: int, grpc_port: int) -> None:
+    seed(int(os.environ.get("A2A_SEED_TASKS", "1000")))
     runner = web.AppRunner(http_app(), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    unary = grpc.unary_unary_rpc_method_handler
-    handlers = {
-        "SendMessage": unary(_fixed(SEND.SerializeToString())),
-        "GetTask": unary(_fixed(TASK.SerializeToString())),
-        "ListTasks": unary(_fixed(PAGE.SerializeToString())),
-        "SendStreamingMessage": grpc.unary_stream_rpc_method_handler(_stream),
-    }
     server = grpc.aio.server()
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("lf.a2a.v1.A2AService", handlers),))
+    server.add_generic_rpc_handlers((grpc_handlers(),))
     server.add_insecure_port(f"127.0.0.1:{grpc_port}")
     await server.start()
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    import uvloop
+
+    uvloop.run(main(int(sys.argv[1]), int(sys.argv[2])))

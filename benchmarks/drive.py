@@ -75,8 +75,9 @@ async def load(make: MakeCall, seconds: float, concurrency: int) -> Result:
     return Result(len(latencies) / wall, pct(0.5), pct(0.99), errors, cpu)
 
 
-def message_json(text: str) -> str:
-    return f'{{"messageId":"{uuid.uuid4()}","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}'
+def message_json(text: str, message_id: str = "") -> str:
+    message_id = message_id or str(uuid.uuid4())
+    return f'{{"messageId":"{message_id}","role":"ROLE_USER","parts":[{{"text":"{text}"}}]}}'
 
 
 def message_pb(text: str) -> pb.Message:
@@ -84,17 +85,52 @@ def message_pb(text: str) -> pb.Message:
                       parts=[pb.Part(text=text)])
 
 
-def echoed(task: Any) -> bool:
+def echoed(task: Any, message_id: str = "") -> bool:
+    """A whole answer to `hello`: a new task with its ids and timestamp, COMPLETED, the
+    echo artifact, and (when `message_id` is given) that message in its history under
+    the task's ids."""
     try:
-        return bool(task["status"]["state"] == "TASK_STATE_COMPLETED"
-                    and task["artifacts"][0]["parts"][0]["text"] == "echo: hello")
+        ok = (task["status"]["state"] == "TASK_STATE_COMPLETED"
+              and bool(task["status"]["timestamp"]) and bool(task["contextId"])
+              and task["artifacts"][0]["parts"][0]["text"] == "echo: hello")
+        if message_id:
+            sent = task["history"][0]
+            ok = ok and (sent["messageId"] == message_id and sent["taskId"] == task["id"]
+                         and sent["contextId"] == task["contextId"]
+                         and sent["parts"][0]["text"] == "hello")
+        return bool(ok)
     except (KeyError, IndexError, TypeError):
         return False
 
 
-def full_page(page: dict[str, object]) -> bool:
+def echoed_pb(task: pb.Task, message_id: str) -> bool:
+    return bool(task.status.state == pb.TASK_STATE_COMPLETED and task.context_id
+                and task.status.HasField("timestamp")
+                and task.artifacts[0].parts[0].text == "echo: hello"
+                and task.history[0].message_id == message_id
+                and task.history[0].task_id == task.id
+                and task.history[0].parts[0].text == "hello")
+
+
+def full_page(page: dict[str, Any]) -> bool:
+    """A page of 50 distinct tasks, and a token for the next."""
     tasks = page.get("tasks")
-    return isinstance(tasks, list) and len(tasks) == 50 and bool(page.get("nextPageToken"))
+    return (isinstance(tasks, list) and len(tasks) == 50 and bool(page.get("nextPageToken"))
+            and len({t.get("id") for t in tasks}) == 50)
+
+
+class Fresh:
+    """Task ids a worker has been answered with: a server answering the same task twice
+    (a fixed answer) is wrong."""
+
+    def __init__(self) -> None:
+        self.last = ""
+
+    def new(self, task_id: object) -> bool:
+        if not isinstance(task_id, str) or not task_id or task_id == self.last:
+            return False
+        self.last = task_id
+        return True
 
 
 class Http:
@@ -107,26 +143,33 @@ class Http:
     async def connect(self) -> Connection:
         return await Connection.open(HOST, self.port)
 
-    def rpc(self, method: str, params: str) -> bytes:
-        body = f'{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}'
+    def rpc(self, method: str, params: str, rid: int = 1) -> bytes:
+        body = f'{{"jsonrpc":"2.0","id":{rid},"method":"{method}","params":{params}}}'
         return post("/", body.encode(), self.host, VERSION)
 
     async def jsonrpc_send(self) -> Call:
-        conn = await self.connect()
+        conn, fresh = await self.connect(), Fresh()
+        counter = iter(range(1, 1 << 62))
 
         async def call() -> bool:
+            rid, mid = next(counter), str(uuid.uuid4())
             status, body = await conn.request(self.rpc(
-                "SendMessage", f'{{"message":{message_json("hello")}}}'))
-            return status == 200 and echoed(json.loads(body)["result"]["task"])
+                "SendMessage", f'{{"message":{message_json("hello", mid)}}}', rid))
+            answer = json.loads(body)
+            task = answer["result"]["task"]
+            return (status == 200 and answer["id"] == rid and echoed(task, mid)
+                    and fresh.new(task["id"]))
         return call
 
     async def rest_send(self) -> Call:
-        conn = await self.connect()
+        conn, fresh = await self.connect(), Fresh()
 
         async def call() -> bool:
-            body = f'{{"message":{message_json("hello")}}}'.encode()
+            mid = str(uuid.uuid4())
+            body = f'{{"message":{message_json("hello", mid)}}}'.encode()
             status, answer = await conn.request(post("/message:send", body, self.host, VERSION))
-            return status == 200 and echoed(json.loads(answer)["task"])
+            task = json.loads(answer)["task"]
+            return status == 200 and echoed(task, mid) and fresh.new(task["id"])
         return call
 
     async def jsonrpc_get(self, task_id: str) -> Call:
@@ -134,7 +177,8 @@ class Http:
 
         async def call() -> bool:
             status, body = await conn.request(raw)
-            return status == 200 and json.loads(body)["result"]["id"] == task_id
+            task = json.loads(body)["result"]
+            return status == 200 and task["id"] == task_id and echoed(task)
         return call
 
     async def rest_get(self, task_id: str) -> Call:
@@ -142,7 +186,8 @@ class Http:
 
         async def call() -> bool:
             status, body = await conn.request(raw)
-            return status == 200 and json.loads(body)["id"] == task_id
+            task = json.loads(body)
+            return status == 200 and task["id"] == task_id and echoed(task)
         return call
 
     async def jsonrpc_list(self) -> Call:
@@ -193,17 +238,20 @@ class Grpc:
         await self.channel.close()
 
     async def send(self) -> Call:
+        fresh = Fresh()
+
         async def call() -> bool:
+            message = message_pb("hello")
             resp = await self.stub.SendMessage(
-                pb.SendMessageRequest(message=message_pb("hello")), metadata=GRPC_VERSION)
-            return bool(resp.task.status.state == pb.TASK_STATE_COMPLETED
-                        and resp.task.artifacts[0].parts[0].text == "echo: hello")
+                pb.SendMessageRequest(message=message), metadata=GRPC_VERSION)
+            return echoed_pb(resp.task, message.message_id) and fresh.new(resp.task.id)
         return call
 
     async def get(self, task_id: str) -> Call:
         async def call() -> bool:
             task = await self.stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=GRPC_VERSION)
-            return bool(task.id == task_id)
+            return bool(task.id == task_id and task.status.state == pb.TASK_STATE_COMPLETED
+                        and task.artifacts[0].parts[0].text == "echo: hello")
         return call
 
     async def list_tasks(self) -> Call:
@@ -228,18 +276,35 @@ class Grpc:
 
 
 def chunks_json(events: list[Any]) -> bool:
-    """`stream 100`: the task, working, 100 chunks in order, completed."""
+    """`stream 100`: the task, WORKING, 100 chunks of one artifact in order (append and
+    lastChunk set as they must be), COMPLETED; every event of the task first sent."""
     try:
-        texts = [e["artifactUpdate"]["artifact"]["parts"][0]["text"] for e in events
-                 if "artifactUpdate" in e]
-        last = events[-1]["statusUpdate"]["status"]["state"]
+        task_id = events[0]["task"]["id"]
+        updates = [e["artifactUpdate"] for e in events[2:-1]]
+        ok = (len(events) == 103 and bool(task_id)
+              and events[1]["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING"
+              and events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+              and events[1]["statusUpdate"]["taskId"] == task_id
+              and events[-1]["statusUpdate"]["taskId"] == task_id
+              and len({u["artifact"]["artifactId"] for u in updates}) == 1)
+        for i, u in enumerate(updates, 1):
+            ok = ok and (u["taskId"] == task_id and u.get("append", False) == (i > 1)
+                         and u.get("lastChunk", False) == (i == 100)
+                         and u["artifact"]["parts"][0]["text"] == f"chunk {i}/100")
+        return bool(ok)
     except (KeyError, IndexError, TypeError):
         return False
-    return texts == [f"chunk {i}/100" for i in range(1, 101)] and last == "TASK_STATE_COMPLETED"
 
 
 def chunks_pb(events: list[pb.StreamResponse]) -> bool:
-    texts = [e.artifact_update.artifact.parts[0].text for e in events
-             if e.HasField("artifact_update")]
-    return (texts == [f"chunk {i}/100" for i in range(1, 101)]
-            and events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED)
+    if len(events) != 103 or not events[0].task.id:
+        return False
+    task_id, updates = events[0].task.id, [e.artifact_update for e in events[2:-1]]
+    ok = (events[1].status_update.status.state == pb.TASK_STATE_WORKING
+          and events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+          and events[1].status_update.task_id == task_id == events[-1].status_update.task_id
+          and len({u.artifact.artifact_id for u in updates}) == 1)
+    for i, u in enumerate(updates, 1):
+        ok = ok and (u.task_id == task_id and u.append == (i > 1) and u.last_chunk == (i == 100)
+                     and u.artifact.parts[0].text == f"chunk {i}/100")
+    return bool(ok)

@@ -45,9 +45,9 @@ def targets(table: Table, curve: Curve) -> list[str]:
     def ratio(a: float, b: float) -> float:
         return a / b if b and b == b and a == a else NAN
 
-    check("SQLite SendMessage c=32 >= 70% of memory",
+    check("SQLite SendMessage c=32 >= 75% of memory (issue 33; issue 17 asked 70%)",
           ratio(_at(table, "SendMessage", 32, "ours SQLite"),
-                _at(table, "SendMessage", 32, "ours memory")), 0.7, "{:.0%}")
+                _at(table, "SendMessage", 32, "ours memory")), 0.75, "{:.0%}")
     check("SQLite stream 100 events/s >= 50% of memory",
           ratio(_at(table, "stream 100", 4, "ours SQLite"),
                 _at(table, "stream 100", 4, "ours memory")), 0.5, "{:.0%}")

@@ -10,7 +10,7 @@ from . import drive, report
 from .drive import MakeCall, Result
 from .servers import Server
 
-STREAM_EVENTS = 102  # task, working, 100 chunks, completed
+STREAM_EVENTS = 103  # the task, working, 100 chunks, completed
 
 
 def progress(text: str) -> None:

@@ -4,7 +4,8 @@
 - `sdk`: the official a2a-sdk's reference server (tests/interop/peers/
   sdk_server.py in the SDK's own virtualenv: Starlette + uvicorn for JSON-RPC
   and REST, its GrpcHandler on grpc.aio, InMemoryTaskStore, the same agent).
-- `ceiling`: benchmarks/ceiling.py, fixed answers and no work.
+- `ceiling`: benchmarks/ceiling.py, the thinnest correct server doing the same
+  work per call (store the task, answer it whole with its history).
 """
 
 from __future__ import annotations
