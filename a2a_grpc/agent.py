@@ -81,7 +81,10 @@ class RequestContext:
     @property
     def text(self) -> str:
         """The message's text parts joined by newlines."""
-        return "\n".join(p.text for p in self.message.parts if p.WhichOneof("content") == "text")
+        parts = self.message.parts
+        if len(parts) == 1:  # most messages: no generator, no join
+            return parts[0].text  # "" unless it is a text part
+        return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text")
 
     def require_skill(self, skill_id: str) -> None:
         """Refuse (PermissionDeniedError, before the first event: the call
@@ -139,7 +142,7 @@ class AgentExecutor:
         the check off."""
         if not isinstance(getattr(self, "card", None), AgentCard):
             return True
-        return media.matches(media_type, media.input_modes(card))
+        return media.accepted(media_type, card)
 
     async def extended_card(self, call: CallContext) -> AgentCard | None:
         """Override to offer an extended agent card (GetExtendedAgentCard) to

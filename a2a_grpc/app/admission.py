@@ -32,6 +32,7 @@ from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,8 @@ class Admission:
         """Until no call is in progress (bound it with asyncio.timeout)."""
         await self._idle.wait()
 
-    async def _admitted(self, call: Callable[[], Awaitable[T]]) -> T:
+    async def _admitted(self, call: Callable[[R, CallContext], Awaitable[T]], req: R,
+                        ctx: CallContext) -> T:
         if self.refusing is not None:
             self.shed.labels("draining").inc()
             raise UnavailableError(self.refusing)
@@ -72,7 +74,7 @@ class Admission:
         self.inflight += 1
         self._idle.clear()
         try:
-            return await call()
+            return await call(req, ctx)
         finally:
             self.inflight -= 1
             if not self.inflight:
@@ -80,50 +82,46 @@ class Admission:
 
     async def send_message(self, req: pb.SendMessageRequest, ctx: CallContext
                            ) -> pb.SendMessageResponse:
-        return await self._admitted(lambda: self.inner.send_message(req, ctx))
+        return await self._admitted(self.inner.send_message, req, ctx)
 
     async def send_streaming_message(self, req: pb.SendMessageRequest, ctx: CallContext
                                      ) -> EventStream:
-        return await self._admitted(lambda: self.inner.send_streaming_message(req, ctx))
+        return await self._admitted(self.inner.send_streaming_message, req, ctx)
 
     async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest, ctx: CallContext
                                 ) -> EventStream:
-        return await self._admitted(lambda: self.inner.subscribe_to_task(req, ctx))
+        return await self._admitted(self.inner.subscribe_to_task, req, ctx)
 
     async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._admitted(lambda: self.inner.get_task(req, ctx))
+        return await self._admitted(self.inner.get_task, req, ctx)
 
     async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext
                          ) -> pb.ListTasksResponse:
-        return await self._admitted(lambda: self.inner.list_tasks(req, ctx))
+        return await self._admitted(self.inner.list_tasks, req, ctx)
 
     async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._admitted(lambda: self.inner.cancel_task(req, ctx))
+        return await self._admitted(self.inner.cancel_task, req, ctx)
 
     async def create_task_push_notification_config(
         self, req: pb.TaskPushNotificationConfig, ctx: CallContext
     ) -> pb.TaskPushNotificationConfig:
-        return await self._admitted(
-            lambda: self.inner.create_task_push_notification_config(req, ctx))
+        return await self._admitted(self.inner.create_task_push_notification_config, req, ctx)
 
     async def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> pb.TaskPushNotificationConfig:
-        return await self._admitted(
-            lambda: self.inner.get_task_push_notification_config(req, ctx))
+        return await self._admitted(self.inner.get_task_push_notification_config, req, ctx)
 
     async def list_task_push_notification_configs(
         self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> pb.ListTaskPushNotificationConfigsResponse:
-        return await self._admitted(
-            lambda: self.inner.list_task_push_notification_configs(req, ctx))
+        return await self._admitted(self.inner.list_task_push_notification_configs, req, ctx)
 
     async def delete_task_push_notification_config(
         self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> Empty:
-        return await self._admitted(
-            lambda: self.inner.delete_task_push_notification_config(req, ctx))
+        return await self._admitted(self.inner.delete_task_push_notification_config, req, ctx)
 
     async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
                                       ctx: CallContext) -> pb.AgentCard:
-        return await self._admitted(lambda: self.inner.get_extended_agent_card(req, ctx))
+        return await self._admitted(self.inner.get_extended_agent_card, req, ctx)

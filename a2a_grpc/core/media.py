@@ -45,3 +45,30 @@ def input_modes(card: AgentCard) -> list[str]:
     for skill in card.skills:
         modes += [m for m in skill.input_modes if m not in modes]
     return modes
+
+
+class _Answers:
+    """The answers of `accepted` for the card it was last asked about."""
+
+    card: AgentCard | None = None
+    by_type: dict[str, bool] = {}
+
+
+_answers = _Answers()
+_MAX_ANSWERS = 64  # media types are the client's to choose: keep only so many
+
+
+def accepted(media_type: str, card: AgentCard) -> bool:
+    """`matches(media_type, input_modes(card))`, remembered while `card` is the
+    same object: a served card is replaced when it changes, never changed in
+    place (every incoming part is checked, and reading a card's skills costs
+    more than the rest of the check)."""
+    answers = _answers
+    if answers.card is not card:
+        answers.card, answers.by_type = card, {}
+    answer = answers.by_type.get(media_type)
+    if answer is None:
+        answer = matches(media_type, input_modes(card))
+        if len(answers.by_type) < _MAX_ANSWERS:
+            answers.by_type[media_type] = answer
+    return answer

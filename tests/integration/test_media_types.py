@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.core.media import matches, media_type_of
+from a2a_grpc.core.media import accepted, matches, media_type_of
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
@@ -162,3 +162,17 @@ def test_matching() -> None:
     part = pb.Part()
     part.data.string_value = "x"
     assert media_type_of(part) == "application/json"
+
+
+def test_answers_are_remembered_per_card_object_and_bounded() -> None:
+    """`accepted` answers from memory while the card is the same object; a new card
+    (what a change of the served card is) is asked afresh; and types past the bound
+    are still answered right, only not remembered (clients choose them)."""
+    text_only = pb.AgentCard(default_input_modes=["text/plain"])
+    assert accepted("text/plain", text_only) and not accepted("image/png", text_only)
+    images = pb.AgentCard(default_input_modes=["text/plain"],
+                          skills=[pb.AgentSkill(id="s", input_modes=["image/*"])])
+    assert accepted("image/png", images) and not accepted("image/png", text_only)
+    for i in range(200):
+        assert accepted(f"image/x-{i}", images) and not accepted(f"audio/x-{i}", images)
+    assert accepted("image/png", images) and not accepted("application/json", images)
