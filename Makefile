@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores tck tck10 itk chaos soak browser docs
+.PHONY: run test lint proto install clean bench bench-stores bench-instructions tck tck10 itk chaos soak browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -29,6 +29,11 @@ bench: $(BENCH_STAMP)
 # The stores through their API: ListTasks pages at 1k/100k tasks, SendMessage per store.
 bench-stores: $(STAMP)
 	$(PY) -m benchmarks.stores $(ARGS)
+
+# Instructions per in-process SendMessage and stream event, counted by callgrind
+# (needs valgrind): repeatable where timings are not (benchmarks/instructions.py).
+bench-instructions: $(STAMP)
+	$(PY) -m benchmarks.instructions $(ARGS)
 
 # The official conformance suite against our server and the official SDK's, side by
 # side, every binding and category (docs/conformance.md). Not part of `make test`:

@@ -1,0 +1,112 @@
+"""Instructions per operation, counted by callgrind: a figure this noisy machine repeats.
+
+`make bench-instructions` (= `python -m benchmarks.instructions`) runs the
+service in process (demo agent, memory store, the Admission and metrics
+layers `serve` puts in front, no network) under `valgrind --tool=callgrind`
+twice, with a small and a larger number of operations, and reports the
+difference divided by the difference in operations: start-up and warm-up
+cancel out. Wall-clock A/B runs on a shared 2-core VM move 10-20% from run
+to run; these counts move by well under 1%, so a change of a few per cent is
+seen (docs/benchmarks.md). Each count takes about a minute.
+
+Scenarios: `send` (SendMessage `hello`, 32 at a time, each answer checked)
+and `event` (SendStreamingMessage `stream 100`, 4 at a time, every event
+rendered as a JSON-RPC SSE payload, per event). `--python` counts another
+interpreter (a virtualenv with the project installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL, LARGE = {"send": 320, "event": 40}, {"send": 1600, "event": 200}
+PER = {"send": 1, "event": 103}  # operations per unit: a `stream 100` carries 103 events
+
+WORKLOAD = '''
+import asyncio, gc, sys, uuid
+sys.path.insert(0, {root!r})
+from a2a_grpc.agents.demo import DemoAgent, demo_card
+from a2a_grpc.app.admission import Admission, AdmissionOptions
+from a2a_grpc.bridge import codec
+from a2a_grpc.bridge.jsonrpc import reply
+from a2a_grpc.core.context import CallContext
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.observe.observed import ObservedService
+
+async def main(scenario, n):
+    metrics = Metrics()
+    service = ObservedService(Admission(RequestHandler(DemoAgent(), demo_card()),
+                                        AdmissionOptions(1024), metrics.registry),
+                              "jsonrpc", metrics)
+    ctx = CallContext.from_headers({{"a2a-version": "1.0"}})
+
+    def request(text):
+        return pb.SendMessageRequest(message=pb.Message(
+            message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)]))
+
+    async def send(k):
+        for _ in range(k):
+            answer = await service.send_message(request("hello"), ctx)
+            assert answer.task.artifacts[0].parts[0].text == "echo: hello"
+
+    async def stream(k):
+        for _ in range(k):
+            events = await service.send_streaming_message(request("stream 100"), ctx)
+            count = 0
+            async for event in events:
+                codec.dumps(reply(1, result=codec.to_dict(event)))
+                count += 1
+            assert count == 103
+
+    work, width = (send, 32) if scenario == "send" else (stream, 4)
+    await asyncio.gather(*(work(2) for _ in range(width)))  # warm-up
+    gc.freeze()  # as serve does once it is up
+    await asyncio.gather(*(work(n // width) for _ in range(width)))
+
+import uvloop
+uvloop.run(main({scenario!r}, {n}))
+'''
+
+
+def count(python: str, scenario: str, n: int) -> int:
+    """Instructions callgrind counted for a whole run of `n` units."""
+    script = WORKLOAD.format(root=str(ROOT), scenario=scenario, n=n)
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", script],
+        capture_output=True, text=True, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"the {scenario} run failed:\n{done.stderr[-3000:]}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("scenarios", nargs="*", default=["send", "event"],
+                        choices=["send", "event"])
+    parser.add_argument("--python", default=sys.executable,
+                        help="the interpreter to count (its environment must have the "
+                             "project's dependencies)")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed: apt-get install valgrind")
+    for scenario in args.scenarios:
+        print(f"  counting {scenario}: two runs under callgrind, about a minute each",
+              file=sys.stderr, flush=True)
+        small, large = count(args.python, scenario, SMALL[scenario]), count(
+            args.python, scenario, LARGE[scenario])
+        units = (LARGE[scenario] - SMALL[scenario]) * PER[scenario]
+        print(f"{scenario}: {(large - small) / units:,.0f} instructions each")
+
+
+if __name__ == "__main__":
+    main()
