@@ -23,7 +23,7 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, MutableMapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -123,13 +123,24 @@ def inject(headers: MutableMapping[str, str]) -> None:
         propagate.inject(headers)
 
 
-@contextmanager
 def child(name: str, attributes: Mapping[str, Any] | None = None,
           parent: otel_context.Context | None = None,
-          kind: SpanKind = SpanKind.INTERNAL) -> Iterator[Span | None]:
+          kind: SpanKind = SpanKind.INTERNAL) -> AbstractContextManager[Span | None]:
     """A span around the block, current within it (None and no span when no
     tracer is installed, or the trace is not sampled). An exception marks it
-    an error and goes on."""
+    an error and goes on. Without a tracer, one shared do-nothing context:
+    every run and commit opens one."""
+    if _tracer is None:
+        return _NO_SPAN
+    return _child(name, attributes, parent, kind)
+
+
+_NO_SPAN: AbstractContextManager[None] = nullcontext(None)
+
+
+@contextmanager
+def _child(name: str, attributes: Mapping[str, Any] | None,
+           parent: otel_context.Context | None, kind: SpanKind) -> Iterator[Span | None]:
     t = _tracer
     if t is None or _sampled_out(parent):
         yield None

@@ -48,6 +48,8 @@ def refusal(task_id: str, seq: int, epoch: int, found: Fence | None) -> TaskFenc
 def fenced(task_id: str, seq: int, head: tuple[int, int, int] | None) -> None:
     """The in-process stores' check: `head` is (status ns, last seq, state) of the
     stored task, None when there is none. Raises TaskFencedError."""
+    if head is not None and seq > 1 and head[1] == seq - 1 and head[2] not in TERMINAL:
+        return  # what `refusal` lets in, checked first: it is every event but a task's first
     found = None if head is None else Fence(head[1], head[2], 0)
     error = refusal(task_id, seq, 0, found)
     if error is not None:
