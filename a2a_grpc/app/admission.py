@@ -13,14 +13,17 @@ limits (limits.py) and authentication, so refusing costs next to nothing:
   gRPC UNAVAILABLE), which clients retry, through a load balancer on another
   replica; `idle()` waits for the calls in progress to finish (serve.py
   runs the whole shutdown).
+
+Each operation hands back `_admitted`'s coroutine rather than awaiting it in
+a coroutine of its own: one coroutine less on every call (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.empty_pb2 import Empty
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -80,48 +83,55 @@ class Admission:
             if not self.inflight:
                 self._idle.set()
 
-    async def send_message(self, req: pb.SendMessageRequest, ctx: CallContext
-                           ) -> pb.SendMessageResponse:
-        return await self._admitted(self.inner.send_message, req, ctx)
+    def send_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.SendMessageResponse]:
+        return self._admitted(self.inner.send_message, req, ctx)
 
-    async def send_streaming_message(self, req: pb.SendMessageRequest, ctx: CallContext
-                                     ) -> EventStream:
-        return await self._admitted(self.inner.send_streaming_message, req, ctx)
+    def send_streaming_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, EventStream]:
+        return self._admitted(self.inner.send_streaming_message, req, ctx)
 
-    async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest, ctx: CallContext
-                                ) -> EventStream:
-        return await self._admitted(self.inner.subscribe_to_task, req, ctx)
+    def subscribe_to_task(
+        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, EventStream]:
+        return self._admitted(self.inner.subscribe_to_task, req, ctx)
 
-    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._admitted(self.inner.get_task, req, ctx)
+    def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> Coroutine[Any, Any, pb.Task]:
+        return self._admitted(self.inner.get_task, req, ctx)
 
-    async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext
-                         ) -> pb.ListTasksResponse:
-        return await self._admitted(self.inner.list_tasks, req, ctx)
+    def list_tasks(
+        self, req: pb.ListTasksRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.ListTasksResponse]:
+        return self._admitted(self.inner.list_tasks, req, ctx)
 
-    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._admitted(self.inner.cancel_task, req, ctx)
+    def cancel_task(
+        self, req: pb.CancelTaskRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.Task]:
+        return self._admitted(self.inner.cancel_task, req, ctx)
 
-    async def create_task_push_notification_config(
+    def create_task_push_notification_config(
         self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._admitted(self.inner.create_task_push_notification_config, req, ctx)
+    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
+        return self._admitted(self.inner.create_task_push_notification_config, req, ctx)
 
-    async def get_task_push_notification_config(
+    def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._admitted(self.inner.get_task_push_notification_config, req, ctx)
+    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
+        return self._admitted(self.inner.get_task_push_notification_config, req, ctx)
 
-    async def list_task_push_notification_configs(
+    def list_task_push_notification_configs(
         self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> pb.ListTaskPushNotificationConfigsResponse:
-        return await self._admitted(self.inner.list_task_push_notification_configs, req, ctx)
+    ) -> Coroutine[Any, Any, pb.ListTaskPushNotificationConfigsResponse]:
+        return self._admitted(self.inner.list_task_push_notification_configs, req, ctx)
 
-    async def delete_task_push_notification_config(
+    def delete_task_push_notification_config(
         self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Empty:
-        return await self._admitted(self.inner.delete_task_push_notification_config, req, ctx)
+    ) -> Coroutine[Any, Any, Empty]:
+        return self._admitted(self.inner.delete_task_push_notification_config, req, ctx)
 
-    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
-                                      ctx: CallContext) -> pb.AgentCard:
-        return await self._admitted(self.inner.get_extended_agent_card, req, ctx)
+    def get_extended_agent_card(
+        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.AgentCard]:
+        return self._admitted(self.inner.get_extended_agent_card, req, ctx)

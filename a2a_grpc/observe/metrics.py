@@ -1,9 +1,13 @@
 """Metrics (prometheus_client), one registry per server.
 
-What the hot path pays is kept small: a request costs one counter and one
-histogram observation (in ObservedService); events published and the
-subscribers' backlog are plain numbers the bus keeps, and tasks by state a
-query of the store, all read only when /metrics is scraped.
+What the hot path pays is kept small: a request adds to three plain numbers
+(`Calls.record`, in ObservedService: its outcome, its latency bucket and
+sum); events published and the subscribers' backlog are plain numbers the
+bus keeps, and tasks by state a query of the store, all read only when
+/metrics is scraped. prometheus_client's own Counter and Histogram take a
+lock on every increment and find a histogram's bucket in a Python loop:
+together a twentieth of an in-process send (docs/benchmarks.md); a server's
+calls all run on its event loop, as does the scrape, so plain numbers do.
 
 | metric | labels | what |
 |---|---|---|
@@ -23,10 +27,16 @@ query of the store, all read only when /metrics is scraped.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from a2a_grpc.core import states
@@ -47,12 +57,8 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.requests = Counter("a2a_requests_total", "A2A operations answered, by outcome "
-                                "(ok, or the A2A error reason).",
-                                ("method", "binding", "outcome"), registry=r)
-        self.latency = Histogram("a2a_request_duration_seconds", "Time to answer an operation "
-                                 "(a stream: to its first event).", ("method", "binding"),
-                                 buckets=LATENCY, registry=r)
+        self._requests = _Requests()
+        r.register(self._requests)
         self.streams = Gauge("a2a_open_streams", "Streams open now.", ("method", "binding"),
                              registry=r)
         self.stream_events = Counter("a2a_stream_events_total", "Events written to streams "
@@ -67,6 +73,10 @@ class Metrics:
         self._store_ops = {op: self.store.labels(op) for op in ("commit", "read", "write")}
         self._live = _Live()
         r.register(self._live)
+
+    def calls(self, method: str, binding: str) -> Calls:
+        """Where the calls of one operation on one binding are counted."""
+        return self._requests.of(method, binding)
 
     def store_timer(self, op: str, seconds: float) -> None:
         """What a store calls after each transaction (SqlTaskStore.timings)."""
@@ -85,6 +95,56 @@ class Metrics:
         """The Prometheus text exposition, the task counts refreshed if stale."""
         await self._live.refresh()
         return generate_latest(self.registry)
+
+
+class Calls:
+    """The answered calls of one operation on one binding: how many, by outcome,
+    and their latencies (a histogram with LATENCY's buckets)."""
+
+    __slots__ = ("buckets", "outcomes", "sum")
+
+    def __init__(self) -> None:
+        self.buckets = [0] * (len(LATENCY) + 1)  # not cumulative; the last is +Inf
+        self.sum = 0.0
+        self.outcomes: dict[str, int] = {}
+
+    def record(self, seconds: float, outcome: str) -> None:
+        self.buckets[bisect_left(LATENCY, seconds)] += 1  # bucket i: <= LATENCY[i]
+        self.sum += seconds
+        outcomes = self.outcomes
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+
+
+class _Requests(Collector):
+    """a2a_requests_total and a2a_request_duration_seconds, from the Calls."""
+
+    def __init__(self) -> None:
+        self._calls: dict[tuple[str, str], Calls] = {}
+
+    def of(self, method: str, binding: str) -> Calls:
+        calls = self._calls.get((method, binding))
+        if calls is None:
+            calls = self._calls[(method, binding)] = Calls()
+        return calls
+
+    def collect(self) -> Iterator[Metric]:
+        answered = CounterMetricFamily(
+            "a2a_requests", "A2A operations answered, by outcome (ok, or the A2A error "
+            "reason).", labels=("method", "binding", "outcome"))
+        latency = HistogramMetricFamily(
+            "a2a_request_duration_seconds", "Time to answer an operation (a stream: to its "
+            "first event).", labels=("method", "binding"))
+        bounds = [*map(repr, LATENCY), "+Inf"]  # as prometheus_client writes them
+        for (method, binding), calls in sorted(self._calls.items()):
+            for outcome, n in sorted(calls.outcomes.items()):
+                answered.add_metric((method, binding, outcome), n)
+            cumulative, total = [], 0
+            for bound, n in zip(bounds, calls.buckets, strict=True):
+                total += n
+                cumulative.append((bound, total))
+            latency.add_metric((method, binding), cumulative, calls.sum)
+        yield answered
+        yield latency
 
 
 class _Live(Collector):

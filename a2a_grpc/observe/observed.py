@@ -6,14 +6,16 @@ SERVER span continuing the caller's `traceparent` (method, binding, task and
 context ids, outcome, the A2A error reason), `a2a_requests_total` and
 `a2a_request_duration_seconds`. A stream's span stays open until the stream
 ends; it is current while the stream starts, so the agent's run (started
-there) is its child.
+there) is its child. Each operation hands back the coroutine of `_unary` or
+`_stream` rather than awaiting it in one of its own: a coroutine less on
+every call (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from google.protobuf.empty_pb2 import Empty
@@ -26,11 +28,10 @@ from a2a_grpc.core.errors import public, wire_of
 from a2a_grpc.core.stream import EventStream, Numbered
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
-from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.observe.metrics import Calls, Metrics
 
 SERVICE = "lf.a2a.v1.A2AService"
 R = TypeVar("R", bound=Message)
-T = TypeVar("T")
 
 
 def outcome_of(exc: BaseException) -> str:
@@ -67,8 +68,7 @@ class ObservedService:
 
     def __init__(self, inner: A2AService, binding: str, metrics: Metrics | None) -> None:
         self.inner, self.binding, self.metrics = inner, binding, metrics
-        self._latency: dict[str, Any] = {}
-        self._counts: dict[tuple[str, str], Any] = {}
+        self._calls: dict[str, Calls] = {}
 
     def _attributes(self, rpc: str, req: Message, ctx: CallContext) -> dict[str, Any]:
         attrs: dict[str, Any] = {"rpc.system": "a2a", "rpc.service": SERVICE, "rpc.method": rpc,
@@ -89,31 +89,25 @@ class ObservedService:
         m = self.metrics
         if m is None:
             return
-        latency = self._latency.get(rpc)
-        if latency is None:
-            latency = self._latency[rpc] = m.latency.labels(rpc, self.binding)
-        latency.observe(time.perf_counter() - started)
-        count = self._counts.get((rpc, outcome))
-        if count is None:
-            count = self._counts[(rpc, outcome)] = m.requests.labels(rpc, self.binding, outcome)
-        count.inc()
+        calls = self._calls.get(rpc)
+        if calls is None:
+            calls = self._calls[rpc] = m.calls(rpc, self.binding)
+        calls.record(time.perf_counter() - started, outcome)
 
-    async def _called(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[T]],
-                      req: Any, ctx: CallContext) -> tuple[T, float, Span | None]:
-        """Await the call in its span (current meanwhile); a failure is counted
-        and ends the span. Returns the answer, when it started, and the span."""
-        started = time.perf_counter()
-        span = self._span(rpc, req, ctx)
-        try:
-            with tracing.current(span):
-                return await call(req, ctx), started, span
-        except BaseException as exc:
-            self._ended(rpc, started, span, exc)
-            raise
+    def _begin(self, rpc: str, req: Any, ctx: CallContext) -> tuple[float, Span | None]:
+        return time.perf_counter(), self._span(rpc, req, ctx)
 
     async def _unary(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[R]],
                      req: Any, ctx: CallContext) -> R:
-        resp, started, span = await self._called(rpc, call, req, ctx)
+        """Await the call in its span (current meanwhile), then count it and end
+        the span, a failure too."""
+        started, span = self._begin(rpc, req, ctx)
+        try:
+            with tracing.current(span):
+                resp = await call(req, ctx)
+        except BaseException as exc:
+            self._ended(rpc, started, span, exc)
+            raise
         if span is not None:
             span.set_attributes(_ids(req, resp))
         self._ended(rpc, started, span, None)
@@ -132,7 +126,14 @@ class ObservedService:
 
     async def _stream(self, rpc: str, call: Callable[[Any, CallContext], Awaitable[EventStream]],
                       req: Any, ctx: CallContext) -> EventStream:
-        inner, started, span = await self._called(rpc, call, req, ctx)
+        """As `_unary` until the stream is returned; its span ends with it."""
+        started, span = self._begin(rpc, req, ctx)
+        try:
+            with tracing.current(span):
+                inner = await call(req, ctx)
+        except BaseException as exc:
+            self._ended(rpc, started, span, exc)
+            raise
         self._ended(rpc, started, span, None, end_span=False)
         if self.metrics is None and span is None:
             return inner
@@ -142,55 +143,63 @@ class ObservedService:
 
     # -- the operations --
 
-    async def send_message(self, req: pb.SendMessageRequest,
-                           ctx: CallContext) -> pb.SendMessageResponse:
-        return await self._unary("SendMessage", self.inner.send_message, req, ctx)
+    def send_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.SendMessageResponse]:
+        return self._unary("SendMessage", self.inner.send_message, req, ctx)
 
-    async def send_streaming_message(self, req: pb.SendMessageRequest,
-                                     ctx: CallContext) -> EventStream:
-        return await self._stream("SendStreamingMessage", self.inner.send_streaming_message,
+    def send_streaming_message(
+        self, req: pb.SendMessageRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, EventStream]:
+        return self._stream("SendStreamingMessage", self.inner.send_streaming_message,
                                   req, ctx)
 
-    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._unary("GetTask", self.inner.get_task, req, ctx)
+    def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> Coroutine[Any, Any, pb.Task]:
+        return self._unary("GetTask", self.inner.get_task, req, ctx)
 
-    async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext) -> pb.ListTasksResponse:
-        return await self._unary("ListTasks", self.inner.list_tasks, req, ctx)
+    def list_tasks(
+        self, req: pb.ListTasksRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.ListTasksResponse]:
+        return self._unary("ListTasks", self.inner.list_tasks, req, ctx)
 
-    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._unary("CancelTask", self.inner.cancel_task, req, ctx)
+    def cancel_task(
+        self, req: pb.CancelTaskRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.Task]:
+        return self._unary("CancelTask", self.inner.cancel_task, req, ctx)
 
-    async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest,
-                                ctx: CallContext) -> EventStream:
-        return await self._stream("SubscribeToTask", self.inner.subscribe_to_task, req, ctx)
+    def subscribe_to_task(
+        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, EventStream]:
+        return self._stream("SubscribeToTask", self.inner.subscribe_to_task, req, ctx)
 
-    async def create_task_push_notification_config(
+    def create_task_push_notification_config(
         self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._unary("CreateTaskPushNotificationConfig",
+    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
+        return self._unary("CreateTaskPushNotificationConfig",
                                  self.inner.create_task_push_notification_config, req, ctx)
 
-    async def get_task_push_notification_config(
+    def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._unary("GetTaskPushNotificationConfig",
+    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
+        return self._unary("GetTaskPushNotificationConfig",
                                  self.inner.get_task_push_notification_config, req, ctx)
 
-    async def list_task_push_notification_configs(
+    def list_task_push_notification_configs(
         self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> pb.ListTaskPushNotificationConfigsResponse:
-        return await self._unary("ListTaskPushNotificationConfigs",
+    ) -> Coroutine[Any, Any, pb.ListTaskPushNotificationConfigsResponse]:
+        return self._unary("ListTaskPushNotificationConfigs",
                                  self.inner.list_task_push_notification_configs, req, ctx)
 
-    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
-                                      ctx: CallContext) -> pb.AgentCard:
-        return await self._unary("GetExtendedAgentCard", self.inner.get_extended_agent_card,
+    def get_extended_agent_card(
+        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
+    ) -> Coroutine[Any, Any, pb.AgentCard]:
+        return self._unary("GetExtendedAgentCard", self.inner.get_extended_agent_card,
                                  req, ctx)
 
-    async def delete_task_push_notification_config(
+    def delete_task_push_notification_config(
         self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Empty:
-        return await self._unary("DeleteTaskPushNotificationConfig",
+    ) -> Coroutine[Any, Any, Empty]:
+        return self._unary("DeleteTaskPushNotificationConfig",
                                  self.inner.delete_task_push_notification_config, req, ctx)
 
 

@@ -165,15 +165,14 @@ def start(name: str, attributes: Mapping[str, Any], parent: otel_context.Context
     return None if t is None else t.start_span(name, parent, kind, attributes)
 
 
-@contextmanager
-def current(span: Span | None) -> Iterator[None]:
-    """`span` is the current span within the block (it is not ended after)."""
+def current(span: Span | None) -> AbstractContextManager[Any]:
+    """`span` is the current span within the block (it is not ended after).
+    No span (no tracer): the shared do-nothing context, as `child` gives,
+    since every call opens one."""
     if span is None:
-        yield
-        return
-    with trace.use_span(span, end_on_exit=False, record_exception=False,
-                        set_status_on_exception=False):
-        yield
+        return _NO_SPAN
+    return trace.use_span(span, end_on_exit=False, record_exception=False,
+                          set_status_on_exception=False)
 
 
 def failed(span: Span | None, reason: str, message: str = "") -> None:
