@@ -41,6 +41,12 @@ from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.observe.observed import ObservedService
 
+# Under callgrind the program runs some 50 times slower than natively: an agent's
+# quantum (how long it may hold the loop, execution/turns.py) is stretched as
+# much, or every event would outlast it and yield, which natively few do.
+from a2a_grpc.execution import turns
+turns.QUANTUM_S *= 50
+
 async def main(scenario, n):
     metrics = Metrics()
     service = ObservedService(Admission(RequestHandler(DemoAgent(), demo_card()),
