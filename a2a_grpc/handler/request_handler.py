@@ -11,7 +11,8 @@ only decode, call and encode; every protocol rule is here or in `core`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from google.protobuf.empty_pb2 import Empty
 
@@ -151,19 +152,23 @@ class RequestHandler:
 
     # -- SendMessage / SendStreamingMessage --
 
-    async def _start(
+    def _start(
         self, req: SendMessageRequest, ctx: CallContext,
-        before: Callable[[str], Awaitable[None]] | None = None,
-    ) -> Run | Duplicate | Forwarded:
+        before: Callable[[str], Awaitable[None]] | None = None, scope: Scope | None = None,
+    ) -> Coroutine[Any, Any, Run | Duplicate | Forwarded]:
+        """The checks of a send, then the intake's coroutine (handed back, not
+        awaited in one more of our own: every send goes through here)."""
         self._access.preflight(ctx)
         self.generations.incoming(req, ctx)
         if req.configuration.HasField("task_push_notification_config"):
             self._access.require_push()
-        return await self._intake.start(req, ctx, self._access.scope(req.tenant, ctx), before)
+        if scope is None:
+            scope = self._access.scope(req.tenant, ctx)
+        return self._intake.start(req, ctx, scope, before)
 
     async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
-        started = await self._start(req, ctx)
         scope = self._access.scope(req.tenant, ctx)
+        started = await self._start(req, ctx, None, scope)
         elsewhere = self.housekeeping.settled_elsewhere  # another replica runs the task
         outcome: SendMessageResponse | BaseException
         if isinstance(started, Forwarded):
@@ -178,7 +183,10 @@ class RequestHandler:
         else:
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
-            outcome = await self._await_run(run, req.configuration.return_immediately)
+            if req.configuration.return_immediately:
+                outcome = await self._await_start(run)
+            else:  # the final or interrupted state (or the run's hand-off)
+                outcome = await run.settled
         if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
             taken = await self.store.task_for_message(scope, req.message.message_id)
             if taken is not None:
@@ -194,11 +202,8 @@ class RequestHandler:
         return self.generations.response(outcome, ctx)
 
     @staticmethod
-    async def _await_run(run: Run, immediately: bool) -> SendMessageResponse | BaseException:
-        """What a send waits for: the first event, or the final/interrupted state
-        (or the run's hand-off)."""
-        if not immediately:
-            return await run.settled
+    async def _await_start(run: Run) -> SendMessageResponse | BaseException:
+        """What a send with returnImmediately waits for: the run's first event."""
         error = await run.started
         if error is not None:
             return error
