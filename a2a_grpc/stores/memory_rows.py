@@ -40,16 +40,30 @@ def _substitutable(value: bytes) -> bool:
     return bool(value) and _UNSAFE(value) is None
 
 
+def _token_id(value: str) -> bytes:
+    """`value` encoded, or b"" when it cannot become a token. A printable str
+    can: its UTF-8 holds no control character and never 0xff (the regular
+    expression, four times the cost, decides the rest)."""
+    encoded = value.encode()
+    return encoded if value.isprintable() or _substitutable(encoded) else b""
+
+
 def _pack_ids(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
     """`data` with each occurrence of the ids replaced by a two-byte token.
 
     Escaping 0xff first makes every 0xff of the result the start of exactly
     one token, so `_unpack_ids` restores `data` byte for byte."""
+    return _pack_tokens(data, task_id if _substitutable(task_id) else b"",
+                        context_id if _substitutable(context_id) else b"")
+
+
+def _pack_tokens(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
+    """`_pack_ids` with ids known to be substitutable (b"": left as they are)."""
     if _ESC in data:
         data = data.replace(_ESC, _ESC_ESC)
-    if _substitutable(task_id):
+    if task_id:
         data = data.replace(task_id, _TASK_ID)
-    if _substitutable(context_id):
+    if context_id:
         data = data.replace(context_id, _CONTEXT_ID)
     return data
 
@@ -85,10 +99,11 @@ class Live:
     def packed(self, task_id: str) -> bytes:
         """The row as one bytes object, ids packed (in the task, and in the log as a
         whole: its frame lengths are those of the unpacked events)."""
-        tid, cid = task_id.encode(), self.context_id.encode()
-        blob = _pack_ids(self.current(), tid, cid)
+        cid = self.context_id.encode()
+        tid_token, cid_token = _token_id(task_id), _token_id(self.context_id)
+        blob = _pack_tokens(self.current(), tid_token, cid_token)
         return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(blob)),
-                         cid, blob, _pack_ids(bytes(self.log), tid, cid)))
+                         cid, blob, _pack_tokens(bytes(self.log), tid_token, cid_token)))
 
 
 def _frames(log: bytes | bytearray, at: int = 0) -> Iterator[tuple[int, bytes]]:
