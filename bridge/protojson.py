@@ -161,16 +161,20 @@ def _compile_printer(desc: Descriptor) -> Printer:
                               "    if k is not None:", f"        key, convert = o{i}[k]",
                               "        out[key] = convert(getattr(msg, k))"]
                 continue
-            namespace[f"c{i}"] = _value_printer(f)
+            convert = namespace[f"c{i}"] = _value_printer(f)
             key = repr(f.json_name)
+            # A value printed as it is (strings, booleans, 32-bit integers) is not
+            # passed through a function that returns it: a call per field printed.
+            same = convert is _identity
             if f.is_repeated:
-                lines += [f"    v = msg.{f.name}", "    if v:",
-                          f"        out[{key}] = [c{i}(x) for x in v]"]
+                value = "list(v)" if same else f"[c{i}(x) for x in v]"
+                lines += [f"    v = msg.{f.name}", "    if v:", f"        out[{key}] = {value}"]
             elif f.has_presence:
-                lines += [f"    if msg.HasField({f.name!r}):",
-                          f"        out[{key}] = c{i}(msg.{f.name})"]
+                value = f"msg.{f.name}" if same else f"c{i}(msg.{f.name})"
+                lines += [f"    if msg.HasField({f.name!r}):", f"        out[{key}] = {value}"]
             else:  # implicit presence: set means not the default
-                lines += [f"    v = msg.{f.name}", "    if v:", f"        out[{key}] = c{i}(v)"]
+                value = "v" if same else f"c{i}(v)"
+                lines += [f"    v = msg.{f.name}", "    if v:", f"        out[{key}] = {value}"]
     except LookupError:  # a field json_format must print (floats)
         return json_format.MessageToDict
     lines.append("    return out")
