@@ -5,8 +5,8 @@ What the hot path pays is kept small: a request adds to three plain numbers
 sum); events published and the subscribers' backlog are plain numbers the
 bus keeps, and tasks by state a query of the store, all read only when
 /metrics is scraped. prometheus_client's own Counter and Histogram take a
-lock on every increment and find a histogram's bucket in a Python loop:
-together a twentieth of an in-process send (docs/benchmarks.md); a server's
+lock on every increment and find a histogram's bucket in a Python loop, a
+cost paid on every call (docs/benchmarks.md has the measure); a server's
 calls all run on its event loop, as does the scrape, so plain numbers do.
 
 | metric | labels | what |

@@ -152,7 +152,7 @@ class ObservedService:
         self, req: pb.SendMessageRequest, ctx: CallContext
     ) -> Coroutine[Any, Any, EventStream]:
         return self._stream("SendStreamingMessage", self.inner.send_streaming_message,
-                                  req, ctx)
+                            req, ctx)
 
     def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> Coroutine[Any, Any, pb.Task]:
         return self._unary("GetTask", self.inner.get_task, req, ctx)
@@ -176,31 +176,31 @@ class ObservedService:
         self, req: pb.TaskPushNotificationConfig, ctx: CallContext
     ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
         return self._unary("CreateTaskPushNotificationConfig",
-                                 self.inner.create_task_push_notification_config, req, ctx)
+                           self.inner.create_task_push_notification_config, req, ctx)
 
     def get_task_push_notification_config(
         self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
         return self._unary("GetTaskPushNotificationConfig",
-                                 self.inner.get_task_push_notification_config, req, ctx)
+                           self.inner.get_task_push_notification_config, req, ctx)
 
     def list_task_push_notification_configs(
         self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
     ) -> Coroutine[Any, Any, pb.ListTaskPushNotificationConfigsResponse]:
         return self._unary("ListTaskPushNotificationConfigs",
-                                 self.inner.list_task_push_notification_configs, req, ctx)
+                           self.inner.list_task_push_notification_configs, req, ctx)
 
     def get_extended_agent_card(
         self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
     ) -> Coroutine[Any, Any, pb.AgentCard]:
         return self._unary("GetExtendedAgentCard", self.inner.get_extended_agent_card,
-                                 req, ctx)
+                           req, ctx)
 
     def delete_task_push_notification_config(
         self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
     ) -> Coroutine[Any, Any, Empty]:
         return self._unary("DeleteTaskPushNotificationConfig",
-                                 self.inner.delete_task_push_notification_config, req, ctx)
+                           self.inner.delete_task_push_notification_config, req, ctx)
 
 
 class _Watched:

@@ -42,8 +42,8 @@ def _substitutable(value: bytes) -> bool:
 
 def _token_id(value: str) -> bytes:
     """`value` encoded, or b"" when it cannot become a token. A printable str
-    can: its UTF-8 holds no control character and never 0xff (the regular
-    expression, four times the cost, decides the rest)."""
+    can: its UTF-8 holds no control character and never 0xff; the regular
+    expression, dearer (docs/benchmarks.md), decides the rest."""
     encoded = value.encode()
     return encoded if value.isprintable() or _substitutable(encoded) else b""
 

@@ -39,9 +39,9 @@ def test_latency_and_outcomes_match_prometheus_client() -> None:
         assert samples(ours, name) == samples(theirs, name), name
     assert len(samples(ours, "a2a_request_duration_seconds_bucket")) == len(LATENCY) + 1
     answered = samples(ours, "a2a_requests_total")
-    key = (("binding", "jsonrpc"), ("method", "SendMessage"))
-    assert answered[(*key[:1], key[1], ("outcome", "ok"))] == len(observed)
-    assert answered[(*key[:1], key[1], ("outcome", "TASK_NOT_FOUND"))] == 1
+    call = (("binding", "jsonrpc"), ("method", "SendMessage"))
+    assert answered == {(*call, ("outcome", "ok")): len(observed),
+                        (*call, ("outcome", "TASK_NOT_FOUND")): 1}
 
 
 def test_nothing_recorded_exposes_nothing() -> None:
