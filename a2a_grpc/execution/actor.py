@@ -79,7 +79,7 @@ class TaskActor:
         self._after_commit = after_commit  # set when push notifications are on
         self._turn = Turn()  # one event at a time
         self._arrival: asyncio.Future[None] | None = None  # a run waits for a follow-up
-        self._journal = Journal(seq, self._publish, self._restore)
+        self._journal = Journal(seq)
 
     def snapshot(self) -> tuple[Task, int] | None:
         if self.task is None:
@@ -255,7 +255,8 @@ class TaskActor:
             journal.committed = seq
             await self._publish(seq, event)
             return False
-        journal.add(Pending(seq, event, written, undo, None if undo else before, run, message))
+        journal.add(Pending(seq, event, written, undo, None if undo else before, run, message),
+                    self._publish, self._restore)
         if wait:
             try:
                 if tracing.tracer() is not None:

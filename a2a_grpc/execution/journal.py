@@ -49,16 +49,23 @@ class Pending(NamedTuple):
     message: Message | None  # the user's message this write records
 
 
+Publish = Callable[[int, StreamResponse], Awaitable[None]]
+Restore = Callable[[list[Pending], BaseException], None]
+
+
 class Journal:
-    """Owned by one TaskActor; `restore` puts the actor back at the last
-    committed event (see TaskActor._restore)."""
+    """Owned by one TaskActor, whose `publish` and `restore` (which puts the
+    actor back at the last committed event: TaskActor._restore) it is given
+    with the writes, and holds only while it has writes: an actor holding a
+    journal holding the actor's methods is a reference cycle, and each would
+    be left to the cyclic garbage collector (docs/benchmarks.md)."""
 
     __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
 
-    def __init__(self, seq: int, publish: Callable[[int, StreamResponse], Awaitable[None]],
-                 restore: Callable[[list[Pending], BaseException], None]) -> None:
+    def __init__(self, seq: int) -> None:
         self.committed = seq  # the last event committed and published
-        self._publish, self._restore = publish, restore
+        self._publish: Publish | None = None
+        self._restore: Restore | None = None
         self._pending: deque[Pending] = deque()
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()
         self._drainer: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
@@ -71,9 +78,10 @@ class Journal:
     def in_flight(self) -> int:
         return len(self._pending)
 
-    def add(self, pending: Pending) -> None:
+    def add(self, pending: Pending, publish: Publish, restore: Restore) -> None:
         self._pending.append(pending)
         if self._drainer is None:
+            self._publish, self._restore = publish, restore
             self._drainer = asyncio.get_running_loop().create_task(self._drain(),
                                                                    name="a2a-journal")
 
@@ -110,6 +118,7 @@ class Journal:
                     self._pending.popleft()
                     self.committed = first.seq
                     try:
+                        assert self._publish is not None  # set while draining
                         await self._publish(first.seq, first.event)
                     except Exception:  # committed all the same: streams resume from the log
                         log.exception("could not publish event %d", first.seq)
@@ -117,7 +126,7 @@ class Journal:
                         break
                 self._release()
         finally:
-            self._drainer = None
+            self._drainer = self._publish = self._restore = None
 
     def _release(self) -> None:
         waiters = self._waiters
@@ -131,6 +140,7 @@ class Journal:
         self._pending.clear()
         for pending in lost[1:]:  # failed with the first, or would: consume their outcome
             _consume(pending.written)
+        assert self._restore is not None  # set while draining
         self._restore(lost, error)
         for pending in lost:
             run = pending.run
