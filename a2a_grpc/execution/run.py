@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from a2a_grpc.agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
@@ -64,6 +65,9 @@ class Run:
         self.started: asyncio.Future[BaseException | None] = loop.create_future()
         self.settled: asyncio.Future[Outcome] = loop.create_future()
         self.aio_task: asyncio.Task[None] | None = None  # None until it runs
+        # Called once as the run settles (idempotency.SentMessages forgets it then):
+        # at once, where a callback on `settled` would wait for a turn of the loop.
+        self.on_settled: Callable[[], None] | None = None
         if context is not None:
             # The inbox gets the followers list, not the run: a run <-> inbox cycle
             # would leave every run to the cyclic GC (docs/benchmarks.md: its cost).
@@ -78,6 +82,9 @@ class Run:
         self.mark_started(outcome if isinstance(outcome, BaseException) else None)
         if not self.settled.done():
             self.settled.set_result(outcome)
+            forget, self.on_settled = self.on_settled, None  # it refers to this run: no cycle
+            if forget is not None:
+                forget()
         if self.followers:
             followers = self.followers[:]
             self.followers.clear()  # the same list: the inbox appends to it

@@ -10,6 +10,7 @@ Direct replies create no task, so once answered they are not remembered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError
 from a2a_grpc.execution.run import Run
@@ -63,9 +64,11 @@ class SentMessages:
 
     def track(self, scope: Scope, message_id: str, run: Run) -> None:
         """Known until the run is answered; the store knows it from then on."""
+        if run.settled.done():
+            return  # answered already (a follow-up queued behind a run that ended)
         key = (scope, message_id)
         self._inflight[key] = run
-        run.settled.add_done_callback(lambda _: self._drop(key, run))
+        run.on_settled = partial(self._drop, key, run)
 
     def _drop(self, key: tuple[Scope, str], run: Run) -> None:
         if self._inflight.get(key) is run:
