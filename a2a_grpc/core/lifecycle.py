@@ -49,7 +49,6 @@ from a2a_grpc.generated.a2a_pb2 import (
     StreamResponse,
     Task,
     TaskArtifactUpdateEvent,
-    TaskStatus,
 )
 
 
@@ -113,25 +112,32 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
             "a direct Message reply must be the only answer to a new message; "
             f"task {task.id} exists, so answer with task events")
     if kind == "status_update":
+        # Each read of a protobuf field costs about as much as a Python call:
+        # the messages read more than once are held in locals.
         update = event.status_update
         _check_ids(task, update.task_id, update.context_id)
-        current, target = task.status.state, update.status.state
+        status, new = task.status, update.status
+        current, target = status.state, new.state
         if not states.can_move(current, target):
             raise IllegalTransitionError(
                 f"task {task.id}: {states.name(current)} -> {states.name(target)} "
                 "is not a legal transition"
             )
-        old, had_status, kept = TaskStatus(), task.HasField("status"), len(task.history)
-        generation = task.generation
-        old.CopyFrom(task.status)
-        task.status.CopyFrom(update.status)
-        if update.status.HasField("message"):
-            task.history.append(update.status.message)
-        task.generation = update.generation = generation + 1 if generation else 0
+        # The old status as bytes: cheaper to keep than a copy, and needed only
+        # by an undo (a write the store refused).
+        old = status.SerializeToString() if task.HasField("status") else None
+        kept, generation = len(task.history), task.generation
+        status.CopyFrom(new)
+        if new.HasField("message"):
+            task.history.append(new.message)
+        if generation:
+            task.generation = update.generation = generation + 1
+        elif update.generation:
+            update.generation = 0  # an uncounted task's events carry none
 
         def undo_status() -> None:
-            if had_status:
-                task.status.CopyFrom(old)
+            if old is not None:
+                task.status.ParseFromString(old)
             else:
                 task.ClearField("status")
             del task.history[kept:]

@@ -111,11 +111,13 @@ class TaskActor:
                 return waited
             if run is not None and run.pending is not None:
                 await self._take_message(run.pending, run)
+            settles = False
             if kind != "task" or self.task is None:  # a bare Task on a task: nothing to do
-                if kind == "status_update" and not event.status_update.status.HasField(
-                    "timestamp"
-                ):
-                    ids.stamp(event.status_update.status.timestamp)
+                if kind == "status_update":
+                    status = event.status_update.status
+                    if not status.HasField("timestamp"):
+                        ids.stamp(status.timestamp)
+                    settles = status.state in states.SETTLED
                 # In place (raises before anything changes); undone if the store
                 # refuses. A copy would cost more than the event on a streamed task.
                 task = self.task
@@ -126,12 +128,11 @@ class TaskActor:
                     await self._commit(created, None, run=run)
                 else:
                     undo = lifecycle.update(task, event)
-                    settles = kind == "status_update" and task.status.state in states.SETTLED
                     waited = await self._commit(task, event, undo=undo, run=run,
                                                 wait=run is None or settles) or waited
             if run is not None:
                 run.mark_started()
-            if kind == "status_update" and self.task and self.task.status.state in states.SETTLED:
+            if settles:  # the task is now as the event says (a status is never first)
                 for r in list(self.runs):
                     r.settle(self.response())
         finally:
