@@ -45,16 +45,27 @@ def _empty_pool() -> None:
 os.register_at_fork(after_in_child=_empty_pool)
 
 
+# The variant digit for a random hex digit (its top two bits become 10).
+_VARIANT_OF = {digit: _VARIANT[int(digit, 16)] for digit in "0123456789abcdef"}
+# sorted_id's text up to its random part, for the millisecond it was made in:
+# ids made in one millisecond share it (a tuple, so threads read both at once).
+_prefix: tuple[int, str] = (-1, "")
+
+
 def new_id() -> str:
     h = _digits()
     # Version 4 in the 13th digit, the variant in the 17th.
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT_OF[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 def sorted_id() -> str:
+    global _prefix
     h = _digits()
-    ms = f"{time.time_ns() // 1_000_000 & 0xFFFF_FFFF_FFFF:012x}"
-    return f"{ms[:8]}-{ms[8:]}-7{h[13:16]}-{_VARIANT[int(h[16], 16)]}{h[17:20]}-{h[20:]}"
+    ms, prefix = time.time_ns() // 1_000_000, _prefix
+    if prefix[0] != ms:
+        digits = f"{ms & 0xFFFF_FFFF_FFFF:012x}"
+        prefix = _prefix = (ms, f"{digits[:8]}-{digits[8:]}-7")
+    return f"{prefix[1]}{h[13:16]}-{_VARIANT_OF[h[16]]}{h[17:20]}-{h[20:]}"
 
 
 def _digits() -> str:
