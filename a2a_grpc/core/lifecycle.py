@@ -98,11 +98,16 @@ def _first(event: StreamResponse, kind: str | None, counted: bool) -> Task | Non
     new = event.task  # the event's own Task, not a copy: the caller gives the event away
     if not new.id or not new.context_id:
         raise InvalidAgentResponseError("a new task needs its id and contextId")
-    if new.status.state == states.UNSPECIFIED:
-        new.status.state = states.SUBMITTED
-    if new.status.state in states.TERMINAL:
+    status = new.status
+    state = status.state
+    if state == states.UNSPECIFIED:
+        status.state = states.SUBMITTED
+    elif state in states.TERMINAL:
         raise IllegalTransitionError(f"task {new.id} cannot start in a final state")
-    new.generation = 1 if counted else 0  # whatever the agent wrote there
+    if counted:
+        new.generation = 1
+    elif new.generation:
+        new.generation = 0  # whatever the agent wrote there
     return new
 
 

@@ -207,9 +207,10 @@ class TaskActor:
         run.first_seq = self.seq + 1
         if self.task is None:
             first = StreamResponse()  # built in place: a constructor copies what it is given
-            first.task.id, first.task.context_id = self.task_id, self.context_id
-            ids.stamp(first.task.status.timestamp)
-            first.task.history.append(message)
+            new = first.task
+            new.id, new.context_id = self.task_id, self.context_id
+            ids.stamp(new.status.timestamp)
+            new.history.append(message)
             task = lifecycle.apply(None, first, counted=self.counts_generations).task
             assert task is not None
             # Only a push config saved with the task waits for it: the agent's first

@@ -40,16 +40,17 @@ class SentMessages:
 
     async def seen(self, scope: Scope, msg: Message) -> Duplicate | None:
         """The earlier send of `msg.message_id`, if any (an await: see `racing`)."""
-        run = self._inflight.get((scope, msg.message_id))
+        message_id = msg.message_id  # a protobuf read costs about a call: read once
+        run = self._inflight.get((scope, message_id))
         task_id = run.actor.task_id if run is not None else await self._store.task_for_message(
-            scope, msg.message_id)
+            scope, message_id)
         if run is None and task_id is None:
-            run = self._inflight.get((scope, msg.message_id))  # arrived during the await
+            run = self._inflight.get((scope, message_id))  # arrived during the await
             if run is None:
                 return None
             task_id = run.actor.task_id
-        if msg.task_id and task_id and msg.task_id != task_id and (
-                run is None or not run.replied):
+        named = msg.task_id
+        if named and task_id and named != task_id and (run is None or not run.replied):
             raise InvalidParamsError(
                 f"messageId {msg.message_id!r} was already used for task {task_id}; "
                 "give every new message a new messageId",

@@ -62,16 +62,24 @@ class Intake:
         the start (a stream subscribes there, so it misses no event).
         """
         validate(req)
-        require(len(req.message.parts) <= self.max_parts, "message.parts",
-                f"has {len(req.message.parts)} parts; at most {self.max_parts} are accepted")
-        lifecycle.history_length_of(req.configuration)  # validates the value
-        self._check_media_types(req.message)
-        push = req.configuration.task_push_notification_config
-        if req.configuration.HasField("task_push_notification_config"):
+        # Each read of a protobuf field costs about a Python call: what is read more
+        # than once is held in locals.
+        message, config = req.message, req.configuration
+        parts = len(message.parts)
+        require(parts <= self.max_parts, "message.parts",
+                f"has {parts} parts; at most {self.max_parts} are accepted")
+        lifecycle.history_length_of(config)  # validates the value
+        self._check_media_types(message)
+        on_create: OnCreate | None = None
+        if config.HasField("task_push_notification_config"):
+            push = config.task_push_notification_config
             self.push_policy.check_at_creation(
                 push.url, "configuration.taskPushNotificationConfig.url")
+
+            async def on_create(task: Task) -> None:
+                await self._configs.save(scope, task.id, push, ctx.generation)
         msg = Message()
-        msg.CopyFrom(req.message)
+        msg.CopyFrom(message)
         referenced = []
         for ref in msg.reference_task_ids:
             found = await self.store.get(scope, ref)
@@ -81,17 +89,13 @@ class Intake:
         if duplicate is not None:
             return duplicate
 
-        on_create: OnCreate | None = None
-        if req.configuration.HasField("task_push_notification_config"):
-            async def on_create(task: Task) -> None:
-                await self._configs.save(scope, task.id, push, ctx.generation)
-
-        chosen = msg.task_id if ctx.client_task_ids and await self._unknown(scope, msg) else ""
-        if not msg.task_id or chosen:
+        message_id, named = msg.message_id, msg.task_id
+        chosen = named if ctx.client_task_ids and await self._unknown(scope, msg) else ""
+        if not named or chosen:
             task_id, context_id = chosen or sorted_id(), msg.context_id or sorted_id()
             if before is not None:
                 await before(task_id)
-            racing = self._sent.racing(scope, msg.message_id, None)
+            racing = self._sent.racing(scope, message_id, None)
             if racing is not None:
                 return racing
             if not self._actors.live(task_id):  # else: created meanwhile, a follow-up
@@ -99,7 +103,7 @@ class Intake:
                 context = _request_context(req, msg, None, referenced, ctx)
                 run = self._actors.start(self._actors.new(scope, task_id, context_id),
                                          self.executor, context, on_create)
-                self._sent.track(scope, msg.message_id, run)
+                self._sent.track(scope, message_id, run)
                 return run
         if before is not None and not chosen:
             await before(msg.task_id)
@@ -117,14 +121,14 @@ class Intake:
                                              interrupted_only=self.interrupted_only)
             msg.context_id = actor.context_id
             context = _request_context(req, msg, snap[0], referenced, ctx)
-            racing = self._sent.racing(scope, msg.message_id, actor.task_id)
+            racing = self._sent.racing(scope, message_id, actor.task_id)
             if racing is not None:
                 return racing
             if wait:
                 run = await self._actors.follow_up(actor, self.executor, context, on_create)
             else:
                 run = self._actors.start(actor, self.executor, context, on_create)
-            self._sent.track(scope, msg.message_id, run)
+            self._sent.track(scope, message_id, run)
             return run
 
 
