@@ -35,7 +35,6 @@ from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import (
     GetTaskRequest,
     SendMessageRequest,
-    SendMessageResponse,
     Task,
 )
 from a2a_grpc.handler.access import Access
@@ -89,12 +88,6 @@ class Generations:
         if task.generation and not speaks(ctx):
             task.generation = 0
         return task
-
-    @staticmethod
-    def response(response: SendMessageResponse, ctx: CallContext) -> SendMessageResponse:
-        if response.HasField("task") and response.task.generation and not speaks(ctx):
-            response.task.generation = 0
-        return response
 
     @staticmethod
     def stream(stream: EventStream, ctx: CallContext) -> EventStream:

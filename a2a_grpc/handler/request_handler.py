@@ -170,36 +170,36 @@ class RequestHandler:
         scope = self._access.scope(req.tenant, ctx)
         started = await self._start(req, ctx, None, scope)
         elsewhere = self.housekeeping.settled_elsewhere  # another replica runs the task
+        config = req.configuration  # read once: a protobuf read costs about a call
+        at_once = config.return_immediately
         outcome: SendMessageResponse | BaseException
         if isinstance(started, Forwarded):
-            outcome = await elsewhere(scope, started.task_id,
-                                      req.configuration.return_immediately)
+            outcome = await elsewhere(scope, started.task_id, at_once)
         elif isinstance(started, Duplicate) and started.run is None:
             # A retry of a send whose run this process does not hold (done, or on
             # another replica): answered as that send is, once the task settles.
             assert started.task_id is not None
-            outcome = await elsewhere(scope, started.task_id,
-                                      req.configuration.return_immediately)
+            outcome = await elsewhere(scope, started.task_id, at_once)
         else:
             run = started.run if isinstance(started, Duplicate) else started
             assert run is not None
-            if req.configuration.return_immediately:
+            if at_once:
                 outcome = await self._await_start(run)
             else:  # the final or interrupted state (or the run's hand-off)
                 outcome = await run.settled
         if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
             taken = await self.store.task_for_message(scope, req.message.message_id)
             if taken is not None:
-                outcome = await elsewhere(scope, taken, req.configuration.return_immediately)
+                outcome = await elsewhere(scope, taken, at_once)
         elif isinstance(outcome, TaskFencedError):  # another replica took the task over
-            outcome = await elsewhere(scope, outcome.task_id,
-                                      req.configuration.return_immediately)
+            outcome = await elsewhere(scope, outcome.task_id, at_once)
         if isinstance(outcome, BaseException):
             raise outcome
-        if outcome.HasField("task"):
-            limit = lifecycle.history_length_of(req.configuration)
-            lifecycle.trim_history(outcome.task, limit)
-        return self.generations.response(outcome, ctx)
+        if outcome.HasField("task"):  # else a direct reply: nothing to trim or hide
+            task = outcome.task
+            self.generations.task(lifecycle.trim_history(
+                task, lifecycle.history_length_of(config)), ctx)
+        return outcome
 
     @staticmethod
     async def _await_start(run: Run) -> SendMessageResponse | BaseException:
