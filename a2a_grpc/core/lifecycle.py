@@ -151,12 +151,11 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
     if kind == "artifact_update":
         art = event.artifact_update
         _check_ids(task, art.task_id, art.context_id)
-        if task.status.state in states.TERMINAL:
+        state = task.status.state
+        if state in states.TERMINAL:
             raise IllegalTransitionError(
-                f"task {task.id} is {states.name(task.status.state)}; "
-                "a final task takes no more artifacts"
-            )
-        return _counted(task, art, _merge_artifact(task, event))
+                f"task {task.id} is {states.name(state)}; a final task takes no more artifacts")
+        return _counted(task, art, _merge_artifact(task, art))
     raise InvalidAgentResponseError(
         f"task {task.id}: a {kind or 'empty'} event cannot update a task"
     )
@@ -185,11 +184,10 @@ def _counted(task: Task, update: TaskArtifactUpdateEvent, undo: Undo) -> Undo:
     return undo_counted
 
 
-def _merge_artifact(task: Task, event: StreamResponse) -> Undo:
-    update = event.artifact_update
+def _merge_artifact(task: Task, update: TaskArtifactUpdateEvent) -> Undo:
     new = update.artifact
-    artifact_id, existing = new.artifact_id, None
-    for candidate in task.artifacts:
+    artifact_id, existing, artifacts = new.artifact_id, None, task.artifacts
+    for candidate in artifacts:
         if candidate.artifact_id == artifact_id:
             existing = candidate
             break
@@ -204,8 +202,8 @@ def _merge_artifact(task: Task, event: StreamResponse) -> Undo:
         old.CopyFrom(existing)
         existing.CopyFrom(new)
         return lambda: existing.CopyFrom(old)
-    count = len(task.artifacts)
-    task.artifacts.append(new)
+    count = len(artifacts)
+    artifacts.append(new)
 
     def undo_new() -> None:
         del task.artifacts[count:]
@@ -213,23 +211,30 @@ def _merge_artifact(task: Task, event: StreamResponse) -> Undo:
 
 
 def _append_chunk(existing: Artifact, new: Artifact) -> Undo:
-    parts, extensions = len(existing.parts), len(existing.extensions)
-    metadata: Struct | None = None
-    had_metadata = existing.HasField("metadata")
-    if len(new.parts) == 1:  # a chunk is mostly one part: append() costs less than extend()
-        existing.parts.append(new.parts[0])
+    # Every chunk of a stream comes here: each protobuf field is read once, and
+    # extensions and metadata only when the chunk has some (mostly it has not).
+    parts, new_parts = existing.parts, new.parts
+    kept = len(parts)
+    if len(new_parts) == 1:  # a chunk is mostly one part: append() costs less than extend()
+        parts.append(new_parts[0])
     else:
-        existing.parts.extend(new.parts)
+        parts.extend(new_parts)
+    extensions: int | None = None
     if new.extensions:  # extend() costs microseconds even when given nothing
+        extensions = len(existing.extensions)
         existing.extensions.extend(x for x in new.extensions if x not in existing.extensions)
+    metadata: Struct | None = None
+    had_metadata = False
     if new.HasField("metadata"):
+        had_metadata = existing.HasField("metadata")
         metadata = Struct()
         metadata.CopyFrom(existing.metadata)
         existing.metadata.MergeFrom(new.metadata)
 
     def undo_chunk() -> None:
-        del existing.parts[parts:]
-        del existing.extensions[extensions:]
+        del existing.parts[kept:]
+        if extensions is not None:
+            del existing.extensions[extensions:]
         if metadata is not None:
             if had_metadata:
                 existing.metadata.CopyFrom(metadata)
