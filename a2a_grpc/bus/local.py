@@ -38,10 +38,14 @@ class Backlog:
 
 
 class LocalSubscription:
-    __slots__ = ("_backlog", "_bytes", "_lagged", "_last", "_queue", "_task_id", "_waiter")
+    __slots__ = ("_backlog", "_bytes", "_lagged", "_last", "_queue", "_sizes", "_task_id",
+                 "_waiter")
 
     def __init__(self, task_id: str, backlog: Backlog) -> None:
         self._queue: deque[Event] = deque()
+        # Each queued event's serialized size (0 for an end or an error), counted
+        # once as it is queued rather than again as it is taken.
+        self._sizes: deque[int] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._task_id, self._backlog = task_id, backlog
         self._bytes = 0
@@ -51,6 +55,7 @@ class LocalSubscription:
     def put(self, event: Event) -> None:
         if self._lagged:
             return  # the reader is told to resume; nothing more is kept for it
+        size = 0
         if event.error is None and event is not END:
             size = event.payload.ByteSize()
             if len(self._queue) >= self._backlog.events or \
@@ -59,6 +64,7 @@ class LocalSubscription:
                 return
             self._bytes += size
         self._queue.append(event)
+        self._sizes.append(size)
         self._wake()
 
     def _wake(self) -> None:
@@ -68,6 +74,7 @@ class LocalSubscription:
 
     def _overflow(self) -> None:
         self._queue.clear()
+        self._sizes.clear()
         self._bytes = 0
         self.stop(self.resumable(
             f"this stream fell more than {self._backlog.events} events or "
@@ -88,6 +95,7 @@ class LocalSubscription:
             return
         self._lagged = True
         self._queue.append(Event(0, StreamResponse(), error))
+        self._sizes.append(0)
         self._wake()
 
     def end(self) -> None:
@@ -101,8 +109,8 @@ class LocalSubscription:
         return len(self._queue)
 
     def _taken(self, event: Event) -> Event:
+        self._bytes -= self._sizes.popleft()
         if event.error is None and event is not END:
-            self._bytes -= event.payload.ByteSize()
             self._last = event.seq
         return event
 
