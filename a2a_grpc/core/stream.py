@@ -21,6 +21,17 @@ class Source(Protocol):
 
     async def aclose(self) -> None: ...
 
+class Watcher(Protocol):
+    """Told of a stream's events as they pass, and of its end (observe.observed
+    counts them and ends the stream's span): set on the stream itself, so
+    watching adds no iterator layer to every event."""
+
+    def passed(self, event: StreamResponse) -> None: ...
+
+    def ended(self, error: BaseException | None) -> None:
+        """Once: the stream ended (None: its last event, or it was closed)."""
+
+
 # gRPC carries no per-message ids: a stream's response headers give the sequence
 # number of its first event, and the events after it count up by one.
 FIRST_EVENT_ID = "a2a-first-event-id"
@@ -48,11 +59,12 @@ class EventStream(AsyncIterator[StreamResponse]):
     the stream. Close it (`aclose`) to unsubscribe. `view`, when set, is
     applied to each event before it is returned (how the call's protocol
     version shows it; it returns a copy if it changes anything, as streams
-    share their events).
+    share their events). `watcher`, when set, is told of each event and of
+    the end (`Watcher`).
     """
 
     __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq",
-                 "view")
+                 "view", "watcher")
 
     def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
@@ -65,6 +77,7 @@ class EventStream(AsyncIterator[StreamResponse]):
         self.announce = announce
         self.seq: int | None = None
         self.view: Callable[[StreamResponse], StreamResponse] | None = None
+        self.watcher: Watcher | None = None
 
     def ready(self) -> bool:
         return self._ready is not None and self._ready()
@@ -77,9 +90,26 @@ class EventStream(AsyncIterator[StreamResponse]):
             self._reads += 1
             if self._reads == 2:
                 self._sent_first()
-        self.seq, event = await self._source.__anext__()
+        watcher = self.watcher
+        if watcher is None:
+            self.seq, event = await self._source.__anext__()
+        else:
+            try:
+                self.seq, event = await self._source.__anext__()
+            except StopAsyncIteration:
+                self._ended(None)
+                raise
+            except BaseException as exc:
+                self._ended(exc)
+                raise
+            watcher.passed(event)
         view = self.view
         return event if view is None else view(event)
+
+    def _ended(self, error: BaseException | None) -> None:
+        watcher, self.watcher = self.watcher, None  # told once
+        if watcher is not None:
+            watcher.ended(error)
 
     def _sent_first(self) -> None:
         if self._first_sent is not None:
@@ -88,4 +118,5 @@ class EventStream(AsyncIterator[StreamResponse]):
 
     async def aclose(self) -> None:
         self._sent_first()
+        self._ended(None)
         await self._source.aclose()

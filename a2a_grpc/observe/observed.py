@@ -25,7 +25,7 @@ from opentelemetry.trace import Span
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import public, wire_of
-from a2a_grpc.core.stream import EventStream, Numbered
+from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
 from a2a_grpc.observe.metrics import Calls, Metrics
@@ -135,11 +135,9 @@ class ObservedService:
             self._ended(rpc, started, span, exc)
             raise
         self._ended(rpc, started, span, None, end_span=False)
-        if self.metrics is None and span is None:
-            return inner
-        source = _Watched(inner, span, self.metrics, rpc, self.binding)
-        return EventStream(source, numbered=inner.numbered, ready=inner.ready,
-                           announce=inner.announce)
+        if self.metrics is not None or span is not None:
+            inner.watcher = _Watched(span, self.metrics, rpc, self.binding)
+        return inner
 
     # -- the operations --
 
@@ -204,46 +202,28 @@ class ObservedService:
 
 
 class _Watched:
-    """A stream's events passed through, counted; its span and open-streams
-    gauge end with it."""
+    """A stream's events counted as they pass (core.stream.Watcher); its span
+    and the open-streams gauge end with it."""
 
-    __slots__ = ("_events", "_gauge", "_inner", "_labels", "_metrics", "_open", "_span")
+    __slots__ = ("_events", "_gauge", "_labels", "_metrics", "_span")
 
-    def __init__(self, inner: EventStream, span: Span | None, metrics: Metrics | None,
-                 rpc: str, binding: str) -> None:
-        self._inner, self._span, self._metrics = inner, span, metrics
+    def __init__(self, span: Span | None, metrics: Metrics | None, rpc: str,
+                 binding: str) -> None:
+        self._span, self._metrics = span, metrics
         self._labels = (rpc, binding)
         self._events = 0
-        self._open = True
         self._gauge = None
         if metrics is not None:
             self._gauge = metrics.streams.labels(rpc, binding)
             self._gauge.inc()
 
-    async def __anext__(self) -> Numbered:
-        inner = self._inner
-        try:
-            event = await inner.__anext__()
-        except StopAsyncIteration:
-            self._close(None)
-            raise
-        except BaseException as exc:
-            self._close(exc)
-            raise
+    def passed(self, event: pb.StreamResponse) -> None:
         if self._events == 0 and self._span is not None and event.HasField("task"):
             self._span.set_attributes({"a2a.task_id": event.task.id,
                                        "a2a.context_id": event.task.context_id})
         self._events += 1
-        return inner.seq, event
 
-    async def aclose(self) -> None:
-        self._close(None)
-        await self._inner.aclose()
-
-    def _close(self, exc: BaseException | None) -> None:
-        if not self._open:
-            return
-        self._open = False
+    def ended(self, exc: BaseException | None) -> None:
         if self._metrics is not None and self._gauge is not None:
             self._gauge.dec()
             self._metrics.stream_events.labels(*self._labels).inc(self._events)
