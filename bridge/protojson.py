@@ -106,11 +106,18 @@ def _scalar(f: FieldDescriptor) -> Convert:
     if f.type == F.TYPE_BYTES:
         return _bytes
     if f.type == F.TYPE_ENUM and f.enum_type is not None:
-        names = {v.number: v.name for v in f.enum_type.values}
-        return lambda v: names.get(v, v)
+        return _EnumNames({v.number: v.name for v in f.enum_type.values})
     if f.type in (F.TYPE_FLOAT, F.TYPE_DOUBLE):
         raise LookupError  # NaN, Infinity and float32 rounding: json_format's job
     return _identity
+
+
+class _EnumNames(dict[int, str]):
+    """An enum's value -> its name (an unknown value is printed as its number).
+    A compiled printer looks a single value up in it directly, without a call."""
+
+    def __call__(self, value: int) -> Any:
+        return self.get(value, value)
 
 
 def _value_printer(f: FieldDescriptor) -> Convert:
@@ -155,11 +162,14 @@ def _compile_printer(desc: Descriptor) -> Printer:
             if group is not None:
                 oneof, members = group
                 if f is members[0]:  # the whole oneof, where its first member goes
-                    namespace[f"o{i}"] = {m.name: (m.json_name, _value_printer(m))
-                                          for m in members}
+                    # None: printed as it is (a Part's text), without a call.
+                    namespace[f"o{i}"] = {
+                        m.name: (m.json_name, None if (c := _value_printer(m)) is _identity
+                                 else c) for m in members}
                     lines += [f"    k = msg.WhichOneof({oneof!r})",
                               "    if k is not None:", f"        key, convert = o{i}[k]",
-                              "        out[key] = convert(getattr(msg, k))"]
+                              "        v = getattr(msg, k)",
+                              "        out[key] = v if convert is None else convert(v)"]
                 continue
             convert = namespace[f"c{i}"] = _value_printer(f)
             key = repr(f.json_name)
@@ -173,7 +183,9 @@ def _compile_printer(desc: Descriptor) -> Printer:
                 value = f"msg.{f.name}" if same else f"c{i}(msg.{f.name})"
                 lines += [f"    if msg.HasField({f.name!r}):", f"        out[{key}] = {value}"]
             else:  # implicit presence: set means not the default
-                value = "v" if same else f"c{i}(v)"
+                # An enum's name is looked up in place (a task's state, a role).
+                value = ("v" if same else f"c{i}.get(v, v)" if isinstance(convert, _EnumNames)
+                         else f"c{i}(v)")
                 lines += [f"    v = msg.{f.name}", "    if v:", f"        out[{key}] = {value}"]
     except LookupError:  # a field json_format must print (floats)
         return json_format.MessageToDict
