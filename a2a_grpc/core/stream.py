@@ -21,6 +21,7 @@ class Source(Protocol):
 
     async def aclose(self) -> None: ...
 
+
 class Watcher(Protocol):
     """Told of a stream's events as they pass, and of its end (observe.observed
     counts them and ends the stream's span): set on the stream itself, so

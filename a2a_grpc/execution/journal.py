@@ -117,8 +117,8 @@ class Journal:
                         return
                     self._pending.popleft()
                     self.committed = first.seq
+                    assert self._publish is not None  # set while draining
                     try:
-                        assert self._publish is not None  # set while draining
                         await self._publish(first.seq, first.event)
                     except Exception:  # committed all the same: streams resume from the log
                         log.exception("could not publish event %d", first.seq)
