@@ -9,9 +9,12 @@ cancel out. Wall-clock A/B runs on a shared 2-core VM move 10-20% from run
 to run; these counts move by well under 1%, so a change of a few per cent is
 seen (docs/benchmarks.md). Each count takes about a minute.
 
-Scenarios: `send` (SendMessage `hello`, 32 at a time, each answer checked)
-and `event` (SendStreamingMessage `stream 100`, 4 at a time, every event
-rendered as a JSON-RPC SSE payload, per event). `--python` counts another
+Scenarios: `send` (SendMessage `hello`, 32 at a time, each answer checked),
+`sqlite` (the same sends on the SQLite store, the default, in a fresh file:
+both threads are counted, the store's worker and SQLite's own C code
+included, not the kernel's work behind its writes) and `event`
+(SendStreamingMessage `stream 100`, 4 at a time, every event rendered as a
+JSON-RPC SSE payload, per event). `--python` counts another
 interpreter (a virtualenv with the project installed).
 """
 
@@ -25,11 +28,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL, LARGE = {"send": 320, "event": 40}, {"send": 1600, "event": 200}
-PER = {"send": 1, "event": 103}  # operations per unit: a `stream 100` carries 103 events
+SMALL = {"send": 320, "sqlite": 320, "event": 40}
+LARGE = {"send": 1600, "sqlite": 1600, "event": 200}
+PER = {"send": 1, "sqlite": 1, "event": 103}  # operations per unit: a `stream 100` carries 103 events
 
 WORKLOAD = '''
-import asyncio, gc, sys, uuid
+import asyncio, gc, sys, tempfile, uuid
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from a2a_grpc.agents.demo import DemoAgent, demo_card
 from a2a_grpc.app.admission import Admission, AdmissionOptions
@@ -47,9 +52,14 @@ from a2a_grpc.observe.observed import ObservedService
 from a2a_grpc.execution import turns
 turns.QUANTUM_S *= 50
 
-async def main(scenario, n):
+async def main(scenario, n, folder):
+    store = None
+    if scenario == "sqlite":
+        from a2a_grpc.stores.sqlite import SqliteTaskStore
+        store = SqliteTaskStore(Path(folder) / "tasks.db")
+        await store.open()
     metrics = Metrics()
-    service = ObservedService(Admission(RequestHandler(DemoAgent(), demo_card()),
+    service = ObservedService(Admission(RequestHandler(DemoAgent(), demo_card(), store=store),
                                         AdmissionOptions(1024), metrics.registry),
                               "jsonrpc", metrics)
     ctx = CallContext.from_headers({{"a2a-version": "1.0"}})
@@ -72,13 +82,16 @@ async def main(scenario, n):
                 count += 1
             assert count == 103
 
-    work, width = (send, 32) if scenario == "send" else (stream, 4)
+    work, width = (stream, 4) if scenario == "event" else (send, 32)
     await asyncio.gather(*(work(2) for _ in range(width)))  # warm-up
     gc.freeze()  # as serve does once it is up
     await asyncio.gather(*(work(n // width) for _ in range(width)))
+    if store is not None:
+        await store.close()
 
 import uvloop
-uvloop.run(main({scenario!r}, {n}))
+with tempfile.TemporaryDirectory() as folder:
+    uvloop.run(main({scenario!r}, {n}, folder))
 '''
 
 
@@ -99,16 +112,16 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     # Checked below, not with `choices`: Python 3.11's argparse checks an empty
     # `*` positional (or its list default) against the choices and refuses it.
-    parser.add_argument("scenarios", nargs="*", metavar="{send,event}")
+    parser.add_argument("scenarios", nargs="*", metavar="{send,sqlite,event}")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter to count (its environment must have the "
                              "project's dependencies)")
     args = parser.parse_args()
-    if unknown := set(args.scenarios) - {"send", "event"}:
-        parser.error(f"unknown scenario {', '.join(sorted(unknown))}: send or event")
+    if unknown := set(args.scenarios) - set(PER):
+        parser.error(f"unknown scenario {', '.join(sorted(unknown))}: send, sqlite or event")
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
-    for scenario in args.scenarios or ["send", "event"]:
+    for scenario in args.scenarios or list(PER):
         print(f"  counting {scenario}: two runs under callgrind, about a minute each",
               file=sys.stderr, flush=True)
         small, large = count(args.python, scenario, SMALL[scenario]), count(
