@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from a2a_grpc.bus import EventBus
 from a2a_grpc.bus.base import END
@@ -35,6 +36,7 @@ from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import (
     GetTaskRequest,
     SendMessageRequest,
+    StreamResponse,
     Task,
 )
 from a2a_grpc.handler.access import Access
@@ -92,7 +94,7 @@ class Generations:
     @staticmethod
     def stream(stream: EventStream, ctx: CallContext) -> EventStream:
         if not speaks(ctx):
-            stream.view = as_1_0
+            stream.view = partial(_as_1_0, stream)
         return stream
 
     # -- long poll --
@@ -131,3 +133,13 @@ def _waits(task: Task, after: int) -> bool:
     """Is there a later generation to wait for? Not for a task that counts none
     (0: created before the preview was on) or a final one."""
     return 0 < task.generation <= after and task.status.state not in states.TERMINAL
+
+
+def _as_1_0(stream: EventStream, event: StreamResponse) -> StreamResponse:
+    """A stream's 1.0 view, until the stream shows its task uncounted: an
+    uncounted task's events never carry a generation (core/lifecycle.py), so
+    from there on its events need none taken away."""
+    if event.HasField("task") and not event.task.generation:
+        stream.view = None
+        return event
+    return as_1_0(event)
