@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = {"send": 320, "sqlite": 320, "event": 40}
 LARGE = {"send": 1600, "sqlite": 1600, "event": 200}
-PER = {"send": 1, "sqlite": 1, "event": 103}  # operations per unit: a `stream 100` carries 103 events
+# operations per unit: a `stream 100` carries 103 events
+PER = {"send": 1, "sqlite": 1, "event": 103}
 
 WORKLOAD = '''
 import asyncio, gc, sys, tempfile, uuid
