@@ -18,11 +18,40 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.processes import unused_port as free_port
+from tests.processes import unused_port
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER_CPU = 0
 LOADGEN_CPU = 1
+_GIVEN: set[int] = set()  # ports handed to this run's servers so far
+
+
+def free_port() -> int:
+    """A port for one of this run's servers: free now, and never one handed to
+    another of them. gRPC servers bind with SO_REUSEPORT, so two handed the
+    same port would both listen on it, and the kernel would share each one's
+    connections between them: a run once measured the SDK's gRPC server in
+    the ceiling's rows that way (both rows near 370/s, and GetTask refused
+    for the ceiling's task). `listeners` checks for that after the start."""
+    while (port := unused_port()) in _GIVEN:
+        pass
+    _GIVEN.add(port)
+    return port
+
+
+def listeners(port: int) -> int:
+    """How many sockets listen on `port` on this machine (IPv4 and IPv6)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                count += 1
+    return count
 
 
 def pin(cpu: int) -> None:
@@ -118,3 +147,8 @@ def start_all(servers: list[Server]) -> None:
             where = os.sched_getaffinity(s.proc.pid)
             if where != {SERVER_CPU}:
                 raise RuntimeError(f"{s.label} runs on CPUs {sorted(where)}, not {SERVER_CPU}")
+        # Another process on one of its ports would take some of its calls, silently.
+        for port in (s.http, s.grpc):
+            if listeners(port) > 1:
+                raise RuntimeError(f"{s.label}'s port {port} has another listener besides it: "
+                                   "stop the other process, or run the benchmark again")
