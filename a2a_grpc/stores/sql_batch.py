@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from a2a_grpc.stores.fence import Fence, refusal
-from a2a_grpc.stores.writes import TERMINAL, Refused, Write
+from a2a_grpc.stores.writes import Refused, Write
 
 Row = Sequence[Any]
 
@@ -84,11 +84,8 @@ def fence(batch: list[Write], found: dict[tuple[str, str], Fence]
             del runs[key]
             continue
         for i in range(1, len(run)):
-            before, w = run[i - 1], run[i]
-            if w.seq == before.seq + 1 and w.epoch == before.epoch and (
-                    before.state not in TERMINAL):
-                continue  # what `refusal` lets in, checked first: every write but the odd one
-            error = refusal(w.task_id, w.seq, w.epoch, Fence(before.seq, before.state, w.epoch))
+            error = refusal(run[i].task_id, run[i].seq, run[i].epoch,
+                            Fence(run[i - 1].seq, run[i - 1].state, run[i].epoch))
             if error is not None:
                 refused += [(w, error) for w in run[i:]]
                 runs[key] = run[:i]
