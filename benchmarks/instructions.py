@@ -34,11 +34,12 @@ LARGE = {"send": 1600, "sqlite": 1600, "event": 200}
 PER = {"send": 1, "sqlite": 1, "event": 103}
 
 WORKLOAD = '''
-import asyncio, gc, sys, tempfile, uuid
+import asyncio, sys, tempfile, uuid
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from a2a_grpc.agents.demo import DemoAgent, demo_card
 from a2a_grpc.app.admission import Admission, AdmissionOptions
+from a2a_grpc.app.http import tune_collector
 from a2a_grpc.bridge import codec
 from a2a_grpc.bridge.jsonrpc import reply
 from a2a_grpc.core.context import CallContext
@@ -85,7 +86,7 @@ async def main(scenario, n, folder):
 
     work, width = (stream, 4) if scenario == "event" else (send, 32)
     await asyncio.gather(*(work(2) for _ in range(width)))  # warm-up
-    gc.freeze()  # as serve does once it is up
+    tune_collector()  # as serve does once it is up
     await asyncio.gather(*(work(n // width) for _ in range(width)))
     if store is not None:
         await store.close()

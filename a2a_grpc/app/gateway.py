@@ -9,9 +9,9 @@ from google.protobuf import json_format
 
 from a2a_grpc.app.http import (
     HttpOptions,
-    freeze_startup,
     http_interfaces,
     start_http,
+    tune_collector,
     wait_for_signal,
 )
 from a2a_grpc.bridge import CARD
@@ -53,7 +53,7 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
         log.info("listening: HTTP on %s", host_port(http.host, port))
         log.info("A2A gateway: JSON-RPC and REST on http://%s -> gRPC %s; Ctrl-C stops it",
                  host_port(http.host, port), upstream)
-        freeze_startup()
+        tune_collector()
         await wait_for_signal()
         log.info("shutting down: draining calls for up to %.0f s", grace)
     finally:

@@ -71,13 +71,23 @@ def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
             Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
 
 
-def freeze_startup() -> None:
+# A first-generation collection every this many allocations, not CPython's 700:
+# a busy server holds thousands of objects in flight (requests, writes waiting
+# for their commit), and every collection walked them to find nothing, since
+# the runtime leaves no cycles (tests/integration/test_no_cycles.py). An
+# agent's cyclic garbage still goes, 10,000 objects later (docs/benchmarks.md).
+FIRST_GENERATION = 10_000
+
+
+def tune_collector() -> None:
     """What start-up made (modules, descriptors, the app) lives as long as the
     process: moved out of the collector's sight, so that full collections walk
     only what calls create (a measured cost: docs/benchmarks.md). Start-up's
-    garbage is collected first, not frozen with it."""
+    garbage is collected first, not frozen with it. Then young objects are
+    collected less often (FIRST_GENERATION)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(FIRST_GENERATION, *gc.get_threshold()[1:])
 
 
 async def wait_for_signal() -> None:

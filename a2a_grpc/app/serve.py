@@ -24,10 +24,10 @@ from a2a_grpc.app.gateway import gateway
 from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.http import (
-    freeze_startup,
     http_interfaces,
     start_http,
     start_operations,
+    tune_collector,
     wait_for_signal,
 )
 from a2a_grpc.app.leases import Leases
@@ -195,7 +195,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
             log.warning("listening on all addresses: the card names this machine as %s; "
                         "pass --public-url and --grpc-public-address with the names clients "
                         "use", advertised_host(grpc_host))
-        freeze_startup()
+        tune_collector()
         await wait_for_signal()
         await drain(admission, readiness, grpc_server, bus, handler, notice, grace)
     log.info("stopped")
