@@ -2,7 +2,8 @@
 
 `python -m benchmarks.ceiling HTTP_PORT GRPC_PORT` serves SendMessage,
 GetTask, ListTasks and SendStreamingMessage on JSON-RPC and REST (aiohttp)
-and gRPC (grpc.aio), on uvloop with orjson, as our server runs. It does per
+and gRPC (grpc.aio), on uvloop with orjson and with the garbage collector set as
+our server runs (app/http.py, tune_collector). It does per
 call what any correct server must, and nothing more, so that "ours /
 ceiling" reads as "how much of the stack's limit we keep":
 
@@ -36,6 +37,8 @@ from typing import Any
 import grpc
 import orjson
 from aiohttp import web
+
+from a2a_grpc.app.http import tune_collector
 
 from .ceiling_grpc import grpc_handlers
 from .ceiling_store import TASKS, VERSIONS, Refused
@@ -224,6 +227,7 @@ async def main(http_port: int, grpc_port: int) -> None:
     server.add_generic_rpc_handlers((grpc_handlers(),))
     server.add_insecure_port(f"127.0.0.1:{grpc_port}")
     await server.start()
+    tune_collector()  # the collector as ours has it: a process setting, not work per call
     await asyncio.Event().wait()
 
 
