@@ -5,8 +5,9 @@ its statements; with group commit, many appends) runs in that thread in a
 single hop, so a batch costs one thread switch, not one per statement
 (aiosqlite's model). WAL mode,
 `synchronous=NORMAL` (a committed write survives a process crash; an OS
-crash may lose the last transactions), and a busy timeout for other
-processes holding the file.
+crash may lose the last second or so of transactions, those not yet copied
+into the database by a checkpoint: sqlite_wal.py), and a busy timeout for
+other processes holding the file.
 
 Reads: a second connection, used on the event loop's own thread. In WAL mode
 a reader never waits for the writer: it reads the last committed state,
@@ -32,6 +33,7 @@ from typing import Any
 from a2a_grpc.stores.base import Scope
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 from a2a_grpc.stores.sql_batch import write_batch
+from a2a_grpc.stores.sqlite_wal import Checkpointer
 from a2a_grpc.stores.writes import Refused, Rider, Write
 
 
@@ -72,14 +74,14 @@ def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
     raise RuntimeError("SQLite work must not await anything but its Tx")
 
 
-# The WAL is copied into the database (a checkpoint: the only fsync under
-# synchronous=NORMAL, run by the commit that crosses the threshold) every
-# 10,000 pages (40 MiB) instead of SQLite's 1,000: a checkpoint copies each
-# page once however often it was rewritten since, and the B-tree pages a
-# commit touches (the tail of each index) are the same from one commit to the
-# next (docs/benchmarks.md: what it gave, and that more gave nothing). The WAL
-# file is cut back to 64 MiB after a checkpoint when it grew past that.
-CHECKPOINTS = ("wal_autocheckpoint=10000", f"journal_size_limit={64 << 20}")
+# Checkpoints are the Checkpointer's (sqlite_wal.py), not the writer's. The WAL
+# starts over every 10,000 pages (40 MiB) rather than SQLite's 1,000: a
+# checkpoint copies each page once however often it was rewritten since, and
+# the B-tree pages a commit touches (the tail of each index) are the same from
+# one commit to the next (docs/benchmarks.md: what it gave, and that more gave
+# nothing). The WAL file is cut back to 64 MiB after it starts over when it
+# grew past that.
+CHECKPOINTS = ("wal_autocheckpoint=0", f"journal_size_limit={64 << 20}")
 
 
 class SqliteTaskStore(SqlTaskStore):
@@ -94,6 +96,7 @@ class SqliteTaskStore(SqlTaskStore):
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
+        self.checkpoints = Checkpointer(self.path)
 
     def __del__(self) -> None:
         self._thread.shutdown(wait=False)
@@ -116,6 +119,7 @@ class SqliteTaskStore(SqlTaskStore):
         except (sqlite3.Error, OSError) as exc:
             raise OSError(f"cannot open the SQLite store at {self.path}: {exc}") from exc
         await self._run(self._migrate)
+        await self.checkpoints.open()
         reader = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                  timeout=0)
         reader.execute("PRAGMA query_only=1").fetchall()
@@ -125,6 +129,7 @@ class SqliteTaskStore(SqlTaskStore):
         if self._conn is None:
             return
         await self._drain_writes()
+        await self.checkpoints.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -137,7 +142,14 @@ class SqliteTaskStore(SqlTaskStore):
         await self._in_thread(disconnect)
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
-        return await self._in_thread(lambda: _transaction(self._connection(), work))
+        def transaction() -> Any:
+            conn = self._connection()
+            self.checkpoints.before_transaction(conn)
+            return _transaction(conn, work)
+
+        result = await self._in_thread(transaction)
+        self.checkpoints.committed()
+        return result
 
     async def _commit_batch(self, batch: list[Write], riders: list[Rider]) -> Refused:
         """The batch's transaction, and before it, in the same hop, the reads
@@ -154,6 +166,7 @@ class SqliteTaskStore(SqlTaskStore):
                     answers.append((None, exc))
             if not batch:
                 return []
+            self.checkpoints.before_transaction(conn)
             queued, refused = _transaction(
                 conn, lambda tx: write_batch(tx, batch, self._fences_of, self.lease))
             if queued:
@@ -161,7 +174,10 @@ class SqliteTaskStore(SqlTaskStore):
             return refused  # type: ignore[no-any-return]
 
         try:
-            return await self._in_thread(work)  # type: ignore[no-any-return]
+            refused = await self._in_thread(work)
+            if batch:
+                self.checkpoints.committed()
+            return refused  # type: ignore[no-any-return]
         finally:
             for i, (_, answer) in enumerate(riders):
                 value, error = answers[i] if i < len(answers) else (None, None)
