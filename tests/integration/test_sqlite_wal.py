@@ -44,7 +44,7 @@ async def test_the_wal_starts_over_while_writes_never_stop(tmp_path: Path) -> No
     # Small figures, so that a short test crosses them many times.
     store = SqliteTaskStore(tmp_path / "copied.db")
     wal = store.checkpoints
-    wal.interval, wal.restart_frames, wal.tail_frames = 0.001, 60, 30
+    wal.interval, wal.restart_frames, wal.tail_frames = 0.001, 200, 100
     # The same writes with nothing copied: the WAL holds every page they wrote.
     control = SqliteTaskStore(tmp_path / "kept.db")
     control.checkpoints.interval = 3600.0
@@ -55,7 +55,7 @@ async def test_the_wal_starts_over_while_writes_never_stop(tmp_path: Path) -> No
         kept = await write_without_pause(control)
         assert wal.copies > 0 and wal.restarts > 0
         assert control.checkpoints.copies == 0
-        assert size < kept / 4, (size, kept)
+        assert size < kept / 3, (size, kept)
     finally:
         await store.close()
         await control.close()
