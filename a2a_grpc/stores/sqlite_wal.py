@@ -44,14 +44,13 @@ class Checkpointer:
         self.path = path
         self.interval, self.restart_frames, self.tail_frames = (
             interval, restart_frames, tail_frames)
-        self._thread = ThreadPoolExecutor(max_workers=1,
-                                          thread_name_prefix="a2a-sqlite-checkpoint")
+        self._thread: ThreadPoolExecutor | None = None  # from open to close
         self._conn: sqlite3.Connection | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._copying: asyncio.Task[None] | None = None  # held: the loop keeps tasks weakly
         self._dirty = False  # committed since the last copy began
         self._waiters: list[asyncio.Future[None]] = []  # for the next copy to begin and end
-        self._closing = False
+        self._closing = True  # until open
         # Set on the loop, read and cleared in the writer's thread (a flag: no lock).
         self.tail_due = False
         self.copies = self.restarts = 0  # copies made here; tails the writer copied
@@ -61,7 +60,10 @@ class Checkpointer:
             self._conn = sqlite3.connect(self.path, isolation_level=None,
                                          check_same_thread=False, timeout=0)
 
+        self._thread = ThreadPoolExecutor(max_workers=1,
+                                          thread_name_prefix="a2a-sqlite-checkpoint")
         await asyncio.get_running_loop().run_in_executor(self._thread, connect)
+        self._closing = False
 
     def committed(self) -> None:
         """On the loop, after each commit: a copy is due `interval` from now (or
@@ -146,5 +148,7 @@ class Checkpointer:
                 self._conn.close()
                 self._conn = None
 
-        await asyncio.get_running_loop().run_in_executor(self._thread, disconnect)
-        self._thread.shutdown(wait=False)
+        if self._thread is not None:
+            await asyncio.get_running_loop().run_in_executor(self._thread, disconnect)
+            self._thread.shutdown(wait=False)
+            self._thread = None
