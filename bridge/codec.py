@@ -9,7 +9,7 @@
   (camelCase, enum names, defaults omitted), plus
   every REQUIRED top-level field of the response even at its default, so
   `ListTasksResponse.nextPageToken` is present and empty on the last page
-  (spec §3.1.4).
+  (spec §3.1.4). A task answered again unchanged is printed once (`rendered`).
 - JSON text: orjson both ways, with the standard json module wherever the two
   could differ, so what is accepted, parsed and written is json's
   (tests/property/test_json_codec.py holds them equal); the gain is in
@@ -32,6 +32,7 @@ from google.protobuf.message import Message
 from a2a_grpc.bridge import protojson
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
+from a2a_grpc.generated.a2a_pb2 import Task
 
 DEFAULT_MAX_DEPTH = 32
 
@@ -175,8 +176,30 @@ def to_dict(msg: Message) -> dict[str, Any]:
     return out
 
 
+class Printed:
+    """JSON printed before, written as it is where it stands in an answer."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, text: bytes) -> None:
+        self.json = text
+
+
+def _as_fragment(value: Any) -> Any:
+    if isinstance(value, Printed):
+        return orjson.Fragment(value.json)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _as_value(value: Any) -> Any:
+    if isinstance(value, Printed):
+        return json.loads(value.json)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 # Compact JSON, as every answer and event is sent.
-_to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False,
+                            default=_as_value).encode
 
 
 def dumps(data: Any) -> bytes:
@@ -184,9 +207,47 @@ def dumps(data: Any) -> bytes:
     not strings, integers beyond 64 bits, invalid strings), so the bytes are
     what json would write for every value we send."""
     try:
-        return orjson.dumps(data)
+        return orjson.dumps(data, default=_as_fragment)
     except TypeError:  # orjson.JSONEncodeError is one
         return _to_json(data).encode()
+
+
+class _Printed:
+    """Tasks as ProtoJSON, by the task's own protobuf bytes: a task answered
+    again unchanged (a GetTask of a final task, above all) is printed once.
+    Keyed by the content, an entry is never stale, and reaches only a caller
+    the service has just given that very task. Oldest out first, within
+    `budget` bytes in all; a task over `largest` bytes is not kept."""
+
+    def __init__(self, budget: int = 4 << 20, largest: int = 32 << 10) -> None:
+        self.budget, self.largest = budget, largest
+        self._kept: dict[bytes, Printed] = {}
+        self._size = 0
+
+    def __call__(self, task: Task) -> Printed:
+        key = task.SerializeToString()
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept
+        kept = Printed(dumps(to_dict(task)))
+        size = len(key) + len(kept.json)
+        if len(key) <= self.largest:
+            while self._kept and self._size + size > self.budget:
+                old = next(iter(self._kept))
+                self._size -= len(old) + len(self._kept.pop(old).json)
+            self._kept[key], self._size = kept, self._size + size
+        return kept
+
+
+printed_task = _Printed()
+
+
+def rendered(msg: Message) -> Any:
+    """A unary answer's result for `dumps`: a Task printed once (`_Printed`),
+    anything else as `to_dict` gives it."""
+    if type(msg) is Task:
+        return printed_task(msg)
+    return to_dict(msg)
 
 
 def json_response(data: Any, content_type: str, status: int = 200,

@@ -139,7 +139,7 @@ class JsonRpcEndpoint:
             note(exc, f"JSON-RPC {method_name}")
             refused = None if in_batch else _refused(id_, exc)
             return refused or (None if id_ is _NO_ID else reply(id_, error=exc))
-        return None if id_ is _NO_ID else reply(id_, result=codec.to_dict(result))
+        return None if id_ is _NO_ID else reply(id_, result=codec.rendered(result))
 
 
     async def _legacy(self, legacy: LegacyMethod, id_: Any, params: Any,

@@ -105,7 +105,7 @@ class RestEndpoints:
         except Exception as exc:
             note(exc, f"REST {method.name}")
             return error_response(exc)
-        return codec.json_response(codec.to_dict(result), CONTENT_TYPE)
+        return codec.json_response(codec.rendered(result), CONTENT_TYPE)
 
     @staticmethod
     def _noted(exc: BaseException, method: Method) -> dict[str, Any]:
