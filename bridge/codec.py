@@ -212,7 +212,7 @@ def dumps(data: Any) -> bytes:
         return _to_json(data).encode()
 
 
-class _Printed:
+class _PrintedTasks:
     """Tasks as ProtoJSON, by the task's own protobuf bytes: a task answered
     again unchanged (a GetTask of a final task, above all) is printed once.
     Keyed by the content, an entry is never stale, and reaches only a caller
@@ -239,11 +239,11 @@ class _Printed:
         return kept
 
 
-printed_task = _Printed()
+printed_task = _PrintedTasks()
 
 
 def rendered(msg: Message) -> Any:
-    """A unary answer's result for `dumps`: a Task printed once (`_Printed`),
+    """A unary answer's result for `dumps`: a Task printed once (`_PrintedTasks`),
     anything else as `to_dict` gives it."""
     if type(msg) is Task:
         return printed_task(msg)

@@ -89,7 +89,7 @@ def test_a_kept_printing_is_the_printing() -> None:
 
 
 def test_what_is_kept_stays_within_its_budget() -> None:
-    printed = codec._Printed(budget=4096, largest=1024)
+    printed = codec._PrintedTasks(budget=4096, largest=1024)
     tasks = [pb.Task(id=f"task-{i}", context_id="c") for i in range(200)]
     for t in tasks:
         assert orjson.loads(printed(t).json) == codec.to_dict(t)
