@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
-from a2a_grpc.stores import MemoryTaskStore, Scope
+from a2a_grpc.generated.a2a_pb2 import Task
+from a2a_grpc.stores import Appended, MemoryTaskStore, Scope
 
 Script = Callable[[RequestContext, TaskEvents], Awaitable[None]]
 
@@ -61,24 +61,23 @@ class FullDiskStore(MemoryTaskStore):
         super().__init__()
         self._failed_at: dict[str, int] = {}
 
-    def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
-               message_id: str | None = None, notify: bool = False,
-               derived: bool = False, epoch: int = 0) -> Awaitable[None]:
+    def append_many(self, scope: Scope, task: Task, events: Sequence[Appended],
+                    notify: bool = False, epoch: int = 0) -> Awaitable[None]:
         if self.refuse_next > 0:
             self.refuse_next -= 1
             raise OSError("No space left on device")
         if self.writes_fail:
             raise OSError("No space left on device")
+        first = events[0].seq
         failed_at = self._failed_at.get(task.id)
-        if failed_at is not None and seq <= failed_at:
+        if failed_at is not None and first <= failed_at:
             del self._failed_at[task.id]  # the writer starts again from the failed event
         elif failed_at is not None or self.fail_later_next > 0:  # (a store keeps no holes)
             if failed_at is None:
                 self.fail_later_next -= 1
-                self._failed_at[task.id] = seq
+                self._failed_at[task.id] = first
             failed = asyncio.get_running_loop().create_future()
             asyncio.get_running_loop().call_soon(
                 failed.set_exception, OSError("No space left on device"))
             return failed
-        return MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify,
-                                      derived, epoch)
+        return MemoryTaskStore.append_many(self, scope, task, events, notify, epoch)

@@ -26,13 +26,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import TaskEvents
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import ids, lifecycle, states
-from a2a_grpc.core.errors import InvalidAgentResponseError
-from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Journal, Pending
+from a2a_grpc.core.errors import InvalidAgentResponseError, UnavailableError
+from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Entry, Journal, told
 from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
 from a2a_grpc.execution.turns import Sink, Turn
 from a2a_grpc.generated.a2a_pb2 import (
@@ -43,7 +43,7 @@ from a2a_grpc.generated.a2a_pb2 import (
     TaskState,
 )
 from a2a_grpc.observe import tracing
-from a2a_grpc.stores import COMMITTED, Scope, TaskFencedError, TaskStore
+from a2a_grpc.stores import Scope, TaskFencedError, TaskStore
 
 log = logging.getLogger("a2a_grpc.runtime")
 
@@ -164,14 +164,14 @@ class TaskActor:
             self._arrival = None
 
     async def mark_handed_off(self, handed_off: bool) -> None:
-        await self._journal.through(self.seq)  # after the task's events, not before
+        await self._committed(None)  # after the task's events, not before
         await self._store.set_handed_off(self.scope, self.task_id, handed_off)
 
     async def flush(self, run: RunState) -> None:
         """Wait until every event so far is committed; raise the store's error
         if any of `run`'s could not be."""
         try:
-            await self._journal.through(self.seq)
+            await self._committed(run)
         except Exception as exc:
             if run.lost is exc:
                 run.lost = None
@@ -183,7 +183,7 @@ class TaskActor:
     async def committed_response(self) -> SendMessageResponse:
         """The task as it stands, once that is committed."""
         response = self.response()
-        await self._journal.through(self.seq)
+        await self._committed(None)
         return response
 
     def sink(self, run: RunState | None) -> Sink:
@@ -231,63 +231,113 @@ class TaskActor:
         self, task: Task, event: StreamResponse | None, message: Message | None = None,
         undo: lifecycle.Undo | None = None, run: RunState | None = None, wait: bool = True,
     ) -> bool:
-        """Store `task` as of the next event; the journal publishes the event once
-        it is committed. `undo`: the event was applied to the task in place
-        (`lifecycle.apply`); undone if the store refuses, and the store is told
-        the task is derived. `wait`: return only once the event is published.
+        """Take `task` as of the next event into the journal's burst, written to
+        the store in one piece (`_write`) and published once it is committed.
+        `undo`: the event was applied to the task in place (`lifecycle.apply`);
+        undone if the store refuses, and the store is told the task is derived.
+        `wait`: write the burst and return only once the event is published.
         True when this waited for a commit."""
         seq = self.seq + 1
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
-        try:
-            written = self._store.append(self.scope, task, seq, event,
-                                         message.message_id if message else None,
-                                         self._after_commit is not None,
-                                         derived=undo is not None, epoch=self.epoch)
-        except BaseException as exc:
-            if undo is not None:
-                undo()
-            if isinstance(exc, TaskFencedError):
-                self._lose(exc)
-            raise
-        before, self.task, self.seq = self.task, task, seq
         journal = self._journal
-        if written is COMMITTED and journal.idle:  # nothing to wait for (the memory store)
-            journal.committed = seq
-            await self._publish(seq, event)
+        if journal.must_write(message):
+            self._write(run)
+        if journal.take(Entry(seq, event, message.message_id if message else None,
+                              undo is not None, undo, None if undo else self.task, run, message)):
+            asyncio.get_running_loop().call_soon(self._write_later)
+        self.task, self.seq = task, seq
+        if not wait:
+            if seq - journal.committed >= MAX_IN_FLIGHT:  # far ahead of its store
+                self._write(run)
+                return await journal.through(seq - MAX_IN_FLIGHT // 2)
             return False
-        journal.add(Pending(seq, event, written, undo, None if undo else before, run, message),
-                    self._publish, self._restore)
-        if wait:
+        try:
+            if tracing.tracer() is not None:
+                with tracing.child("a2a.store.commit", {"a2a.task_id": self.task_id,
+                                                        "a2a.event.seq": seq}):
+                    return await self._through(seq, run)
+            return await self._through(seq, run)
+        except Exception as exc:
+            if run is not None and run.lost is exc:
+                run.lost = None  # told here
+            raise
+
+    async def release(self, run: RunState | None) -> None:
+        """Write the burst now, before a run gives the loop back: a stream then
+        sends its events in this turn of the loop."""
+        if self._journal.burst:
+            turn = self._turn
+            await turn.enter()
             try:
-                if tracing.tracer() is not None:
-                    with tracing.child("a2a.store.commit", {"a2a.task_id": self.task_id,
-                                                            "a2a.event.seq": seq}):
-                        return await journal.through(seq)
-                return await journal.through(seq)
-            except Exception as exc:
-                if run is not None and run.lost is exc:
-                    run.lost = None  # told here
-                raise
-        elif journal.in_flight >= MAX_IN_FLIGHT:
-            return await journal.through(seq - MAX_IN_FLIGHT // 2)
-        return False
+                await self._through(self.seq, run, published=False)
+            finally:
+                turn.leave()
+
+    async def _through(self, seq: int, run: RunState | None = None,
+                       published: bool = True) -> bool:
+        """Write the burst, and wait until event `seq` is committed and (unless
+        not `published`) published. Holding the turn: events are published in
+        order only by one writer at a time."""
+        journal = self._journal
+        if journal.burst:
+            burst = journal.write(self._append, self._publish, self._restore, run, inline=True)
+            for entry in burst or ():
+                await self._publish(entry.seq, entry.event)
+        return await journal.through(seq) if published else False
+
+    async def _committed(self, run: RunState | None) -> None:
+        """Wait until every event so far is committed and published (outside the
+        turn: the burst goes through the journal's drainer, which publishes in
+        order)."""
+        if self._journal.burst:
+            self._write(run)
+        await self._journal.through(self.seq)
+
+    def _write(self, run: RunState | None) -> None:
+        self._journal.write(self._append, self._publish, self._restore, run)
+
+    def _append(self, events: list[Entry]) -> Awaitable[None]:
+        assert self.task is not None  # made by the burst's first event, if not before
+        return self._store.append_many(self.scope, self.task, events,
+                                       self._after_commit is not None, self.epoch)
+
+    def _write_later(self) -> None:
+        """The agent gave the loop back before its burst was written (it awaits
+        something else): write it now."""
+        burst = self._journal.burst
+        if not burst:
+            return
+        runs = {entry.run for entry in burst}
+        try:
+            self._write(None)
+        except Exception as exc:  # the burst's runs were told (Run.lost)
+            if not isinstance(exc, UnavailableError):
+                log.error("a task write failed: %r", exc)
+            if self.fenced is None:  # (a fenced actor stopped its runs already)
+                for run in runs:
+                    if run is not None:
+                        run.interrupt()  # it may be waiting for something else
 
     async def _publish(self, seq: int, event: StreamResponse) -> None:
         await self._bus.publish(self.task_id, seq, event)
         if self._after_commit is not None:
             self._after_commit()
 
-    def _restore(self, lost: list[Pending], error: BaseException) -> None:
-        """Back to the last committed event: `lost` (in order) were not stored."""
+    def _restore(self, lost: list[Entry], error: BaseException) -> None:
+        """Back to before `lost` (in order), which were not stored, nor will the
+        burst made on top of them be."""
+        if burst := self._journal.drop_burst():
+            lost = lost + burst
+            told(burst, error)
         task = self.task
-        for pending in reversed(lost):
-            if pending.undo is not None:
-                pending.undo()
+        for entry in reversed(lost):
+            if entry.undo is not None:
+                entry.undo()
             else:
-                task = pending.before
-        self.task, self.seq = task, self._journal.committed
+                task = entry.before
+        self.task, self.seq = task, lost[0].seq - 1
         if isinstance(error, TaskFencedError):
             self._lose(error)
 

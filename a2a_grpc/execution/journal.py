@@ -1,11 +1,12 @@
 """A task's writes between the store and the bus: a run's burst of events
-goes to the store without waiting for each commit, and each event is
+goes to the store without waiting for its commit, and each event is
 published (streams, push notifications) only once it is committed.
 
-- The actor applies an event and hands the store's pending append to the
-  journal (`add`); a run's next event need not wait for it, so the events
-  an agent emits without awaiting anything else reach the store together
-  (the store's group commit makes them one transaction).
+- The actor applies the events an agent emits without awaiting anything
+  else, and hands them to the store as one write (`append_many`); the
+  store's pending write goes to the journal (`add`). A run's next event
+  need not wait for it, and writes made meanwhile (of other tasks too) go
+  to the store together (its group commit makes them one transaction).
 - The journal takes the appends in order: once one is committed, its event
   is published; `through(seq)` waits until event `seq` is committed and
   published. Whatever must not be seen before it is durable waits on it:
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
+from a2a_grpc.stores import COMMITTED
 
 if TYPE_CHECKING:
     from a2a_grpc.execution.run_state import RunState
@@ -35,22 +37,36 @@ if TYPE_CHECKING:
 log = logging.getLogger("a2a_grpc.runtime")
 
 # A run may have this many events on their way to the store before it waits
-# for the older half of them: bounds what a fast agent holds in memory.
+# for the older half of them (bounds what a fast agent holds in memory, and
+# how far it runs ahead of its streams' readers); a write holds at most
+# MAX_BURST of them.
 MAX_IN_FLIGHT = 512
+MAX_BURST = 256
+
+
+class Entry(NamedTuple):
+    """One event of a write (what the store's `append_many` takes), and how to
+    take it back if the write fails."""
+
+    seq: int
+    event: StreamResponse
+    message_id: str | None  # of `message`
+    derived: bool  # applied in place: `undo` takes it back
+    undo: Callable[[], None] | None
+    before: Task | None  # a whole new task (not derived): the one it replaced
+    run: RunState | None
+    message: Message | None  # the user's message this event records
 
 
 class Pending(NamedTuple):
-    seq: int
-    event: StreamResponse
+    seq: int  # its last event's
+    entries: list[Entry]
     written: Awaitable[None]  # the store's append
-    undo: Callable[[], None] | None  # an event applied in place: how to take it back
-    before: Task | None  # a whole new task (undo None): the one it replaced
-    run: RunState | None
-    message: Message | None  # the user's message this write records
 
 
 Publish = Callable[[int, StreamResponse], Awaitable[None]]
-Restore = Callable[[list[Pending], BaseException], None]
+Restore = Callable[[list[Entry], BaseException], None]
+Append = Callable[[list[Entry]], Awaitable[None]]  # the store's append_many, for the task
 
 
 class Journal:
@@ -60,10 +76,15 @@ class Journal:
     journal holding the actor's methods is a reference cycle, and each would
     be left to the cyclic garbage collector (docs/benchmarks.md)."""
 
-    __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
+    __slots__ = ("_drainer", "_message", "_pending", "_publish", "_restore", "_waiters",
+                 "burst", "committed")
 
     def __init__(self, seq: int) -> None:
         self.committed = seq  # the last event committed and published
+        # Events applied, not yet handed to the store: one write for all of them
+        # (`write`), when the agent gives the loop back or something waits.
+        self.burst: list[Entry] = []
+        self._message = False  # one of them records a user message
         self._publish: Publish | None = None
         self._restore: Restore | None = None
         self._pending: deque[Pending] = deque()
@@ -74,9 +95,43 @@ class Journal:
     def idle(self) -> bool:
         return not self._pending
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._pending)
+    def take(self, entry: Entry) -> bool:
+        """Add `entry` to the burst; True when it begins one. An event that records
+        a user message after another in the burst does not join it (a store's
+        write records one message): the caller writes the burst first
+        (`must_write`)."""
+        self.burst.append(entry)
+        if entry.message is not None:
+            self._message = True
+        return len(self.burst) == 1
+
+    def must_write(self, message: Message | None) -> bool:
+        return (message is not None and self._message) or len(self.burst) >= MAX_BURST
+
+    def write(self, append: Append, publish: Publish, restore: Restore,
+              run: RunState | None, inline: bool = False) -> list[Entry] | None:
+        """Hand the burst to the store as one write (`append`); it is published
+        once it is committed, or, `inline` and committed at once (the memory
+        store), by the caller: this returns its events. If the store refuses
+        the write at once, the burst is undone (`restore`): `run` gets the
+        error raised, the other runs of its events at their next event."""
+        burst, self.burst, self._message = self.burst, [], False
+        try:
+            written = append(burst)
+        except BaseException as exc:
+            restore(burst, exc)
+            told(burst, exc, run)
+            raise
+        if inline and written is COMMITTED and not self._pending:
+            self.committed = burst[-1].seq
+            return burst
+        self.add(Pending(burst[-1].seq, burst, written), publish, restore)
+        return None
+
+    def drop_burst(self) -> list[Entry]:
+        """The burst, no longer to be written (what it was made on was lost)."""
+        burst, self.burst, self._message = self.burst, [], False
+        return burst
 
     def add(self, pending: Pending, publish: Publish, restore: Restore) -> None:
         self._pending.append(pending)
@@ -116,12 +171,13 @@ class Journal:
                             raise
                         return
                     self._pending.popleft()
-                    self.committed = first.seq
                     assert self._publish is not None  # set while draining
-                    try:
-                        await self._publish(first.seq, first.event)
-                    except Exception:  # committed all the same: streams resume from the log
-                        log.exception("could not publish event %d", first.seq)
+                    for entry in first.entries:
+                        self.committed = entry.seq
+                        try:
+                            await self._publish(entry.seq, entry.event)
+                        except Exception:  # committed all the same: streams resume from the log
+                            log.exception("could not publish event %d", entry.seq)
                     if first is last:
                         break
                 self._release()
@@ -136,25 +192,32 @@ class Journal:
                 waiter.set_result(None)
 
     def _lost(self, error: BaseException) -> None:
-        lost = list(self._pending)
+        pending = list(self._pending)
         self._pending.clear()
-        for pending in lost[1:]:  # failed with the first, or would: consume their outcome
-            _consume(pending.written)
+        for one in pending[1:]:  # failed with the first, or would: consume their outcome
+            _consume(one.written)
+        lost = [entry for one in pending for entry in one.entries]
         assert self._restore is not None  # set while draining
         self._restore(lost, error)
-        for pending in lost:
-            run = pending.run
-            if run is not None:
-                if run.lost is None:
-                    run.lost = error
-                if pending.message is not None:
-                    run.pending = pending.message  # not recorded after all
+        told(lost, error)
         while self._waiters:
             waiter = self._waiters.popleft()[1]
             if not waiter.done():
                 waiter.set_exception(error)
         if isinstance(error, Exception) and not isinstance(error, UnavailableError):
             log.error("a task write failed: %r", error)
+
+
+def told(lost: list[Entry], error: BaseException, skip: RunState | None = None) -> None:
+    """Tell each run whose events were `lost` (but `skip`, told otherwise) at its
+    next event or its end; a message they recorded is to be recorded again."""
+    for entry in lost:
+        run = entry.run
+        if run is not None:
+            if run.lost is None and run is not skip:
+                run.lost = error
+            if entry.message is not None:
+                run.pending = entry.message  # not recorded after all
 
 
 def _consume(written: Awaitable[None]) -> None:

@@ -57,6 +57,7 @@ class Run:
         self.replied = False
         self.cancelled = False
         self.handed_off = False
+        self.interrupted = False  # stopped: its events could not be stored (`interrupt`)
         self.first_seq = 0  # sequence number of this run's first event
         self.lost: BaseException | None = None  # events of this run the store refused
         # Follow-ups this run took from the queue: their callers settle with it.
@@ -91,6 +92,14 @@ class Run:
             for f in followers:
                 f.settle(self.actor.response())
 
+    def interrupt(self) -> None:
+        """Stop the agent wherever it waits: its events could not be stored (and
+        it is told so: `lost`). The run then fails the task, as if the agent had
+        raised that error."""
+        if self.aio_task is not None and not self.aio_task.done() and not self.interrupted:
+            self.interrupted = True
+            self.aio_task.cancel()
+
     async def hand_off(self) -> None:
         actor = self.actor
         if self.replied:
@@ -124,9 +133,16 @@ class Run:
                     await self.executor.resume(snap[0], events)
             await self.actor.flush(self)  # the agent's last events are stored, or it failed
         except asyncio.CancelledError:
-            if not self.cancelled and self.actor.fenced is None:
+            current = asyncio.current_task()
+            if self.interrupted and self.actor.fenced is None and not self.cancelled and current:
+                current.uncancel()  # stopped because its events could not be stored
+                error, self.lost = self.lost, None
+                log.error("agent stopped on task %s: its events could not be stored (%r)",
+                          self.actor.task_id, error)
+                await self._fail(FAILED)
+            elif not self.cancelled and self.actor.fenced is None:
                 raise  # the server is shutting down
-            if self.actor.fenced is not None and (current := asyncio.current_task()):
+            elif self.actor.fenced is not None and current:
                 current.uncancel()  # stopped because the task is lost: handled below
         except MessageTakenError as exc:  # another replica's task: nothing of ours to write
             self.settle(exc)

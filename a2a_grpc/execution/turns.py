@@ -106,6 +106,8 @@ class Writer(Protocol):
 
     async def emit(self, event: StreamResponse, run: RunState | None) -> bool: ...
 
+    async def release(self, run: RunState | None) -> None: ...
+
     def watched(self) -> bool: ...
 
 
@@ -131,6 +133,7 @@ class Sink:
         self._count += 1
         if (starting.count or time.perf_counter() - self._since >= QUANTUM_S
                 or (self._count == 1 and self._actor.watched())):
+            await self._actor.release(self._run)  # the events so far go out now
             await asyncio.sleep(0)
             self._since = time.perf_counter()
 

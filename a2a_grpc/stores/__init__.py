@@ -9,6 +9,8 @@ from __future__ import annotations
 from a2a_grpc.core.extras import missing
 from a2a_grpc.stores.base import (
     COMMITTED,
+    Appended,
+    AppendedEvent,
     Claim,
     Delivery,
     LeaseStore,
@@ -25,6 +27,8 @@ from a2a_grpc.stores.memory import MemoryTaskStore
 
 __all__ = [
     "COMMITTED",
+    "Appended",
+    "AppendedEvent",
     "Claim",
     "Delivery",
     "LeaseStore",

@@ -14,7 +14,9 @@ back an awaitable that completes once the write is committed: a caller may
 make several appends before awaiting the first (a burst of events goes to
 the store as one transaction), and the appends of one task are committed in
 the order they were made. Nothing may be shown to anyone before its append
-has completed.
+has completed. `append_many` is the same for several events of one task in
+a row, all or none: the runtime hands a run's burst (the events an agent
+emits without awaiting anything else) to the store in one call.
 
 Fencing: an append extends the log only where its writer left it. It is
 refused, with nothing of it written (its awaitable raises `TaskFencedError`),
@@ -32,7 +34,7 @@ error and the write is not reported as done.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Generator
+from collections.abc import Awaitable, Callable, Collection, Generator, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from a2a_grpc.core.errors import UnavailableError
@@ -110,6 +112,33 @@ class Delivery(NamedTuple):
     last_error: str
 
 
+class Appended(Protocol):
+    """One event of an `append_many` (the runtime's journal entries are these)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def event(self) -> StreamResponse: ...
+
+    @property
+    def message_id(self) -> str | None:
+        """The user messageId this event records, if any."""
+
+    @property
+    def derived(self) -> bool:
+        """Applied to the stored task by `lifecycle.apply` (see `append`)."""
+
+
+class AppendedEvent(NamedTuple):
+    """An `Appended` of its own (`append` makes one)."""
+
+    seq: int
+    event: StreamResponse
+    message_id: str | None
+    derived: bool
+
+
 class TaskLog(Protocol):
     """Tasks and their event logs: what every store offers (the role the
     handler and the runtime need)."""
@@ -132,6 +161,16 @@ class TaskLog(Protocol):
         then keep the event alone and fold it into the task when the task is
         read. `task` and `event` are only read during the call: the caller
         keeps changing them."""
+
+    def append_many(
+        self, scope: Scope, task: Task, events: Sequence[Appended], notify: bool = False,
+        epoch: int = 0,
+    ) -> Awaitable[None]:
+        """`append` for events of one task with consecutive sequence numbers, in
+        one write: all of them or none. `task` is the task as of the last
+        one; at most one of the events records a user message. The fence
+        checks the first (the others follow it); with `notify`, each event gets
+        its outbox entries."""
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""

@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from a2a_grpc.core import listing, states
 from a2a_grpc.core.ids import nanos_of
 from a2a_grpc.core.listing import SortKey, TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
-from a2a_grpc.stores.base import COMMITTED, Claim, Delivery, Scope, StoredTask
+from a2a_grpc.stores.base import (
+    COMMITTED,
+    Appended,
+    AppendedEvent,
+    Claim,
+    Delivery,
+    Scope,
+    StoredTask,
+)
 from a2a_grpc.stores.fence import fenced
 from a2a_grpc.stores.memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
 
@@ -47,43 +55,55 @@ class MemoryTaskStore:
         message_id: str | None = None, notify: bool = False, derived: bool = False,
         epoch: int = 0,
     ) -> Awaitable[None]:
+        return self.append_many(scope, task, (AppendedEvent(seq, event, message_id, derived),),
+                                notify, epoch)
+
+    def append_many(
+        self, scope: Scope, task: Task, events: Sequence[Appended], notify: bool = False,
+        epoch: int = 0,
+    ) -> Awaitable[None]:
         tasks = self._tasks.get(scope)
         if tasks is None:
             tasks = self._tasks[scope] = {}
         task_id, status = task.id, task.status
         old = tasks.get(task_id)
-        if seq > 1 or old is not None:  # one process: no takeover, so no epoch to check
-            fenced(task_id, seq, None if old is None else head(old))
-        body = event.SerializeToString()
-        frame = FRAME.pack(seq, len(body))
-        if derived and isinstance(old, Live) and (state := status.state) not in TERMINAL:
-            # A streamed task grows with every chunk: log the event alone, and
-            # fold it into the task when the task is read (or turns final).
-            old.log += frame
-            old.log += body
-            old.seq = seq
-            if not event.HasField("artifact_update"):  # an artifact changes neither
-                old.ns, old.state = nanos_of(status.timestamp), state
+        first = events[0].seq
+        if first > 1 or old is not None:  # one process: no takeover, so no epoch to check
+            fenced(task_id, first, None if old is None else head(old))
+        frames = bytearray()
+        derived = True
+        for appended in events:
+            body = appended.event.SerializeToString()
+            frames += FRAME.pack(appended.seq, len(body))
+            frames += body
+            derived = derived and appended.derived
+        last = events[-1].seq
+        state = status.state
+        if derived and isinstance(old, Live) and state not in TERMINAL:
+            # A streamed task grows with every chunk: log the events alone, and
+            # fold them into the task when the task is read (or turns final).
+            old.log += frames
+            old.seq, old.ns, old.state = last, nanos_of(status.timestamp), state
         else:
             assert not isinstance(old, bytes)  # final: fenced above
-            row = Live(task.SerializeToString(), seq, nanos_of(status.timestamp),
-                        task.context_id, status.state,
-                        old.log if old is not None else bytearray())
-            row.log += frame
-            row.log += body
+            row = Live(task.SerializeToString(), last, nanos_of(status.timestamp),
+                       task.context_id, state, old.log if old is not None else bytearray())
+            row.log += frames
             row.folded = len(row.log)
             # An existing key keeps its string object; a new task's id string is
             # shared by the message index below.
-            tasks[task_id] = row.packed(task_id) if row.state in TERMINAL else row
-        if message_id:
-            self._messages.setdefault(scope, {})[message_id] = task_id
+            tasks[task_id] = row.packed(task_id) if state in TERMINAL else row
+        for appended in events:
+            if appended.message_id:
+                self._messages.setdefault(scope, {})[appended.message_id] = task_id
         if notify:
             for config_id in self._push.get((scope, task_id), {}):
-                self._outbox[self._next_id] = _Entry(
-                    Delivery(self._next_id, scope, task_id, config_id, seq, 0, ""),
-                    time.time_ns())
-                self._next_id += 1
-                self._queued = True
+                for appended in events:
+                    self._outbox[self._next_id] = _Entry(
+                        Delivery(self._next_id, scope, task_id, config_id, appended.seq, 0, ""),
+                        time.time_ns())
+                    self._next_id += 1
+                    self._queued = True
         return COMMITTED
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:

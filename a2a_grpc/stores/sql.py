@@ -27,6 +27,8 @@ from a2a_grpc.core.ids import nanos_of
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import (
+    Appended,
+    AppendedEvent,
     Claim,
     Delivery,
     MessageTakenError,
@@ -35,7 +37,7 @@ from a2a_grpc.stores.base import (
     StoreUnavailableError,
 )
 from a2a_grpc.stores.fence import Fence, refusal
-from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
+from a2a_grpc.stores.sql_batch import COUNT, FRAME, Row, Tx, frames, write_batch
 from a2a_grpc.stores.sql_leases import renewal
 from a2a_grpc.stores.sql_push import SqlPush
 from a2a_grpc.stores.sql_schema import migrate
@@ -162,18 +164,42 @@ class SqlTaskStore:
         message_id: str | None = None, notify: bool = False, derived: bool = False,
         epoch: int = 0,
     ) -> Awaitable[None]:
-        body = event.SerializeToString()
+        return self.append_many(scope, task, (AppendedEvent(seq, event, message_id, derived),),
+                                notify, epoch)
+
+    def append_many(
+        self, scope: Scope, task: Task, events: Sequence[Appended], notify: bool = False,
+        epoch: int = 0,
+    ) -> Awaitable[None]:
+        """One `Write` for the events: one row of the log, one snapshot (as of the
+        last event, the only one there is a task for) if any of them is due."""
         status = task.status
         state = int(status.state)
         key = (scope.tenant, task.id)
+        policy = self._policy
+        due = listed = False
+        message_id = None
+        bodies = []
+        for appended in events:
+            event, derived = appended.event, appended.derived
+            body = event.SerializeToString()
+            bodies.append(body)
+            due = policy.due(key, derived, state, len(body)) or due
+            listed = listed or not derived or event.HasField("status_update")
+            message_id = appended.message_id or message_id
+        if len(bodies) == 1:
+            body = bodies[0]
+        else:
+            body = b"".join(b for appended, one in zip(events, bodies, strict=True)
+                            for b in (FRAME.pack(appended.seq, len(one)), one))
         snapshot = None
-        if self._policy.due(key, derived, state, len(body)):
+        if due:
             snapshot = task.SerializeToString()
-            self._policy.taken(key, state, len(snapshot))
+            policy.taken(key, state, len(snapshot))
         return self._group.submit(Write(
-            scope, task.id, task.context_id, seq, body, state, nanos_of(status.timestamp),
-            not derived or event.HasField("status_update"), snapshot, message_id, notify,
-            epoch))
+            scope, task.id, task.context_id, events[-1].seq, body, state,
+            nanos_of(status.timestamp), listed, snapshot, message_id, notify, epoch,
+            len(events)))
 
     @property
     def commits(self) -> tuple[int, int]:

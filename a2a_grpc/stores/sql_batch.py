@@ -78,13 +78,13 @@ def fence(batch: list[Write], found: dict[tuple[str, str], Fence]
         runs.setdefault((w.scope.tenant, w.task_id), []).append(w)
     refused: Refused = []
     for key, run in list(runs.items()):
-        error = refusal(run[0].task_id, run[0].seq, run[0].epoch, found.get(key))
+        error = refusal(run[0].task_id, run[0].first, run[0].epoch, found.get(key))
         if error is not None:
             refused += [(w, error) for w in run]
             del runs[key]
             continue
         for i in range(1, len(run)):
-            error = refusal(run[i].task_id, run[i].seq, run[i].epoch,
+            error = refusal(run[i].task_id, run[i].first, run[i].epoch,
                             Fence(run[i - 1].seq, run[i - 1].state, run[i].epoch))
             if error is not None:
                 refused += [(w, error) for w in run[i:]]
@@ -101,7 +101,7 @@ async def write_batch(tx: Tx, batch: list[Write], fences_of: Fences,
     # A task's first event makes its row: nothing to look up for a batch that
     # starts a task (had the row been there, its event 1 would be too, and the
     # insert of the log below would fail).
-    starts = {(w.scope.tenant, w.task_id): w.seq for w in reversed(batch)}
+    starts = {(w.scope.tenant, w.task_id): w.first for w in reversed(batch)}
     found = await fences_of(tx, [k for k, seq in starts.items() if seq > 1])
     runs, refused = fence(batch, found)
     if refused:
@@ -139,8 +139,8 @@ async def write_batch(tx: Tx, batch: list[Write], fences_of: Fences,
             (w.scope.tenant, w.task_id, w.seq, w.snapshot) for w in snapshots.values()])
     if runs:
         await tx.executemany(_EVENTS, [
-            (tenant, task_id, run[-1].seq, len(run), run[0].event if len(run) == 1 else
-             b"".join(b for w in run for b in (FRAME.pack(w.seq, len(w.event)), w.event)))
+            (tenant, task_id, run[-1].seq, run[-1].seq - run[0].first + 1,
+             run[0].event if len(run) == 1 else b"".join(framed(w) for w in run))
             for (tenant, task_id), run in runs.items()])
     messages = [(w.scope.tenant, w.scope.owner, w.message_id, w.task_id)
                 for w in batch if w.message_id]
@@ -155,8 +155,8 @@ async def write_batch(tx: Tx, batch: list[Write], fences_of: Fences,
         if notified:
             now = time.time_ns()
             await tx.executemany(_NOTIFY, [
-                (w.scope.tenant, w.scope.owner, w.task_id, w.seq, now, w.scope.tenant,
-                 w.task_id) for w in notified])
+                (w.scope.tenant, w.scope.owner, w.task_id, seq, now, w.scope.tenant, w.task_id)
+                for w in notified for seq in range(w.first, w.seq + 1)])
             return True, refused
     return False, refused
 
@@ -173,6 +173,13 @@ async def _with_configs(tx: Tx, keys: set[tuple[str, str]]) -> set[tuple[str, st
             *(v for key in chunk for v in key))
         found.update((r[0], r[1]) for r in rows)
     return found
+
+
+def framed(write: Write) -> bytes:
+    """A write's events as part of a row of several: each after its frame."""
+    if write.n > 1:
+        return write.event  # framed by `append_many` already
+    return FRAME.pack(write.seq, len(write.event)) + write.event
 
 
 def frames(seq: int, n: int, body: bytes) -> Iterator[tuple[int, bytes]]:

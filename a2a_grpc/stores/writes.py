@@ -49,8 +49,8 @@ class Write(NamedTuple):
     scope: Scope
     task_id: str
     context_id: str
-    seq: int
-    event: bytes
+    seq: int  # the (last) event's sequence number
+    event: bytes  # the event; several (`n` > 1): framed as a row of the log holds them
     state: int  # the task's state after the event
     status_ns: int  # its status timestamp (ListTasks sorts on it)
     listed: bool  # state or status timestamp may have changed: the task's row is written
@@ -58,6 +58,12 @@ class Write(NamedTuple):
     message_id: str | None
     notify: bool
     epoch: int  # the task's epoch when the writer read it (the fence)
+    n: int = 1  # events in this write: seq - n + 1 to seq (`append_many`)
+
+    @property
+    def first(self) -> int:
+        """The sequence number of the write's first event."""
+        return self.seq - self.n + 1
 
 
 class SnapshotPolicy:
@@ -121,7 +127,7 @@ class GroupCommit:
         if self._failed:
             failed = self._failed.get((write.scope, write.task_id))
             if failed is not None:
-                if write.seq > failed[0]:
+                if write.first > failed[0]:
                     done.set_exception(failed[1])
                     return done
                 del self._failed[(write.scope, write.task_id)]  # the writer starts again
@@ -215,13 +221,13 @@ class GroupCommit:
             return
         if len(self._failed) >= 10_000:
             del self._failed[next(iter(self._failed))]
-        self._failed[(one[0].scope, one[0].task_id)] = (one[0].seq, error)
+        self._failed[(one[0].scope, one[0].task_id)] = (one[0].first, error)
         _settle([one], error)
 
     def _refused(self, one: tuple[Write, asyncio.Future[None]]) -> bool:
         """Fail `one` if an earlier write of its task failed."""
         failed = self._failed.get((one[0].scope, one[0].task_id))
-        if failed is None or one[0].seq <= failed[0]:
+        if failed is None or one[0].first <= failed[0]:
             return False
         _settle([one], failed[1])
         return True

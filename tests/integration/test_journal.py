@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Sequence
 
 import pytest
 
@@ -20,10 +21,10 @@ from a2a_grpc.cards.card import card_for
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
-from a2a_grpc.stores import MemoryTaskStore, Scope
+from a2a_grpc.stores import Appended, AppendedEvent, MemoryTaskStore, Scope
 from tests.conftest import send_request
 
-Held = tuple[Scope, pb.Task, int, pb.StreamResponse, str | None, bool, "asyncio.Future[None]"]
+Held = tuple[Scope, pb.Task, list[AppendedEvent], bool, "asyncio.Future[None]"]
 
 
 class HeldStore(MemoryTaskStore):
@@ -40,14 +41,17 @@ class HeldStore(MemoryTaskStore):
         self._queue: deque[Held] = deque()
         self._committer: asyncio.Task[None] | None = None
 
-    def append(self, scope: Scope, task: pb.Task, seq: int, event: pb.StreamResponse,
-               message_id: str | None = None, notify: bool = False,
-               derived: bool = False, epoch: int = 0) -> asyncio.Future[None]:
-        task_copy, event_copy = pb.Task(), pb.StreamResponse()
+    def append_many(self, scope: Scope, task: pb.Task, events: Sequence[Appended],
+                    notify: bool = False, epoch: int = 0) -> asyncio.Future[None]:
+        task_copy = pb.Task()
         task_copy.CopyFrom(task)  # taken now: the caller goes on changing its objects
-        event_copy.CopyFrom(event)
+        copies = []
+        for appended in events:
+            event = pb.StreamResponse()
+            event.CopyFrom(appended.event)
+            copies.append(AppendedEvent(appended.seq, event, appended.message_id, False))
         done = asyncio.get_running_loop().create_future()
-        self._queue.append((scope, task_copy, seq, event_copy, message_id, notify, done))
+        self._queue.append((scope, task_copy, copies, notify, done))
         if self._committer is None or self._committer.done():
             self._committer = asyncio.get_running_loop().create_task(self._commit())
         return done
@@ -58,17 +62,18 @@ class HeldStore(MemoryTaskStore):
                 await asyncio.sleep(0)
             batch = list(self._queue)
             self._queue.clear()
-            for scope, task, seq, event, message_id, notify, done in batch:
+            for scope, task, events, notify, done in batch:
+                first, last = events[0].seq, events[-1].seq
                 failed = self._failed.get(task.id)
-                if failed is not None and seq <= failed:
+                if failed is not None and first <= failed:
                     del self._failed[task.id]  # written again from the failed one on
-                elif failed is not None or seq == self.fail_from:
-                    self._failed.setdefault(task.id, seq)
+                elif failed is not None or first <= self.fail_from <= last:
+                    self._failed.setdefault(task.id, first)
                     self.fail_from = 0
                     done.set_exception(OSError("No space left on device"))
                     continue
-                MemoryTaskStore.append(self, scope, task, seq, event, message_id, notify)
-                self.committed[task.id] = seq
+                MemoryTaskStore.append_many(self, scope, task, events, notify)
+                self.committed[task.id] = last
                 done.set_result(None)
 
 
@@ -107,17 +112,20 @@ async def test_answers_are_committed_when_given(agent: DemoAgent) -> None:
 
 
 async def test_a_commit_failing_mid_burst_shows_nothing_after_it(agent: DemoAgent) -> None:
-    store = HeldStore(fail_from=40)  # chunk 38 of the stream (task, working, then chunks)
+    store = HeldStore(fail_from=40)  # the write of chunk 38 (task, working, then chunks)
     handler = RequestHandler(agent, card_for(agent), store=store)
     stream = await handler.send_streaming_message(send_request("stream 300"), CallContext())
     seqs, last = [], None
     async for event in stream:
         seqs.append(stream.seq)
         last = event
-    assert seqs == list(range(1, 41))  # up to chunk 37, then the FAILED status as event 40
+    # The events before the failed write (it began at or before event 40), then
+    # the FAILED status in the place of the write's first event.
+    n = len(seqs)
+    assert seqs == list(range(1, n + 1)) and 3 < n <= 40
     assert last is not None and last.status_update.status.state == pb.TASK_STATE_FAILED
     stored = await store.get(Scope("", ""), last.status_update.task_id)
-    assert stored is not None and stored.seq == 40
+    assert stored is not None and stored.seq == n
     assert [p.text for p in stored.task.artifacts[0].parts] == [
-        f"chunk {i}/300" for i in range(1, 38)]
+        f"chunk {i}/300" for i in range(1, n - 2)]
     await handler.close()

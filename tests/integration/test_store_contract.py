@@ -13,6 +13,7 @@ from a2a_grpc.core import lifecycle, listing, states
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import (
+    AppendedEvent,
     Claim,
     MemoryTaskStore,
     Scope,
@@ -95,6 +96,41 @@ async def test_content_comes_back_byte_for_byte(store: TaskStore) -> None:
     assert await store.task_for_message(ME, tid) == tid
     page, total = await store.list_tasks(query(context_id=cid, include_artifacts=True))
     assert total == 1 and page[0].id == tid and page[0].artifacts[0].parts[0].raw == raw
+
+
+async def test_a_burst_is_one_write_all_or_none(store: TaskStore) -> None:
+    """`append_many`: each event of a burst logged under its number, the task as
+    of the last, its message recorded; a burst the fence refuses (it does not
+    follow the log's end) leaves nothing of itself."""
+    t = task(1, states.SUBMITTED)
+    events = [ev(pb.Task(id=t.id, context_id="c", status=t.status, history=t.history))]
+    for state in (states.WORKING, states.COMPLETED):
+        events.append(pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+            task_id=t.id, context_id="c", status=pb.TaskStatus(state=state))))
+    events.insert(2, pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
+        task_id=t.id, context_id="c", artifact=pb.Artifact(
+            artifact_id="a", parts=[pb.Part(text="out")]))))
+    for event in events[1:3]:
+        lifecycle.apply(t, event)
+    await store.append_many(ME, t, [AppendedEvent(1, events[0], "m1", False),
+                                    AppendedEvent(2, events[1], None, True),
+                                    AppendedEvent(3, events[2], None, True)])
+    got = await store.get(ME, t.id)
+    assert got is not None and got.task == t and got.seq == 3
+    assert [e for _, e in await store.events(ME, t.id, 0, 10)] == events[:3]
+    assert await store.task_for_message(ME, "m1") == t.id
+    done = pb.Task()
+    done.CopyFrom(t)
+    lifecycle.apply(done, events[3])
+    with pytest.raises(TaskFencedError):  # begins at 3: the log ends there already
+        await store.append_many(ME, done, [AppendedEvent(3, events[2], None, True),
+                                           AppendedEvent(4, events[3], None, True)])
+    got = await store.get(ME, t.id)
+    assert got is not None and got.task == t and got.seq == 3
+    await store.append_many(ME, done, [AppendedEvent(4, events[3], None, True)])
+    got = await store.get(ME, t.id)
+    assert got is not None and got.task == done and got.seq == 4
+    assert [s for s, _ in await store.events(ME, t.id, 0, 10)] == [1, 2, 3, 4]
 
 
 async def test_derived_events_fold_into_the_task(store: TaskStore) -> None:

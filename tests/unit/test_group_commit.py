@@ -45,3 +45,29 @@ async def test_an_unknown_error_fails_the_batch_and_what_was_built_on_it() -> No
     await writer.submit(write("u", 7))
     await writer.drain()
     assert committed == [("t", 3), ("u", 7)]
+
+
+async def test_a_write_of_several_events_fails_and_restarts_from_its_first() -> None:
+    """A burst (`append_many`) is one write of events seq - n + 1 to seq: what
+    follows it fails with it, and the writer going back to its first event
+    (whatever the new write's length) is let in."""
+    committed: list[tuple[str, int, int]] = []
+    crash = asyncio.Event()
+    crash.set()
+
+    async def commit(batch: list[Write], riders: list[object]) -> Refused:
+        if crash.is_set():
+            crash.clear()
+            raise RuntimeError("server closed the connection unexpectedly")
+        committed.extend((w.task_id, w.first, w.seq) for w in batch)
+        return []
+
+    writer = GroupCommit(commit, lambda exc, w: StoreUnavailableError(),  # type: ignore[arg-type]
+                         driver_errors=(OSError,))
+    with pytest.raises(StoreUnavailableError):
+        await writer.submit(write("t", 6)._replace(n=4))  # events 3 to 6
+    with pytest.raises(StoreUnavailableError):
+        await writer.submit(write("t", 8)._replace(n=2))  # 7 and 8: built on them
+    await writer.submit(write("t", 7)._replace(n=5))  # from 3 again, past 6: let in
+    await writer.drain()
+    assert committed == [("t", 3, 7)]
