@@ -2,12 +2,13 @@
 
 - `TaskActor` owns a task while anything acts on it. Every change goes
   through `emit`: under the actor's lock it applies the event with the
-  lifecycle reducer (in place; undone if the store refuses) and hands it to
-  the store with the next sequence number; the journal (journal.py)
-  publishes it once it is committed. Store first, bus second: a subscriber
-  that reads a snapshot with sequence n and then skips live events <= n
-  sees every event exactly once. Only an event that settles the task, and
-  what answers a caller, waits for its commit: a burst is one transaction.
+  lifecycle reducer (in place; undone if the store refuses) and takes it,
+  with the next sequence number, into the run's burst, which goes to the
+  store as one write (burst.py); the journal (journal.py) publishes it once
+  it is committed. Store first, bus second: a subscriber that reads a
+  snapshot with sequence n and then skips live events <= n sees every event
+  exactly once. Only an event that settles the task, and what answers a
+  caller, waits for its commit.
 - A new task is created lazily by the run's first event, with the user's
   message as its first history entry. So an agent that answers with a direct
   Message (or raises an A2AError before doing anything) leaves no task.
@@ -31,7 +32,8 @@ from collections.abc import Awaitable, Callable
 from a2a_grpc.agent import TaskEvents
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import ids, lifecycle, states
-from a2a_grpc.core.errors import InvalidAgentResponseError, UnavailableError
+from a2a_grpc.core.errors import InvalidAgentResponseError
+from a2a_grpc.execution.burst import Burst
 from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Entry, Journal, told
 from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
 from a2a_grpc.execution.turns import Sink, Turn
@@ -80,6 +82,7 @@ class TaskActor:
         self._turn = Turn()  # one event at a time
         self._arrival: asyncio.Future[None] | None = None  # a run waits for a follow-up
         self._journal = Journal(seq)
+        self._burst = Burst(self._journal)
 
     def snapshot(self) -> tuple[Task, int] | None:
         if self.task is None:
@@ -231,34 +234,33 @@ class TaskActor:
         self, task: Task, event: StreamResponse | None, message: Message | None = None,
         undo: lifecycle.Undo | None = None, run: RunState | None = None, wait: bool = True,
     ) -> bool:
-        """Take `task` as of the next event into the journal's burst, written to
-        the store in one piece (`_write`) and published once it is committed.
-        `undo`: the event was applied to the task in place (`lifecycle.apply`);
-        undone if the store refuses, and the store is told the task is derived.
-        `wait`: write the burst and return only once the event is published.
-        True when this waited for a commit."""
+        """Take `task` as of the next event into the burst (burst.py), published
+        once it is committed. `undo`: the event was applied to the task in
+        place (`lifecycle.apply`); undone if the store refuses, and the store
+        is told the task is derived. `wait`: write the burst and return only
+        once the event is published. True when this waited for a commit."""
         seq = self.seq + 1
         if event is None:  # a new task or a user message: the event is the task itself
             event = StreamResponse()
             event.task.CopyFrom(task)
-        journal = self._journal
-        if journal.must_write(message):
-            self._write(run)
-        if journal.take(Entry(seq, event, message.message_id if message else None,
-                              undo is not None, undo, None if undo else self.task, run, message)):
-            asyncio.get_running_loop().call_soon(self._write_later)
+        burst = self._burst
+        if burst.must_write(message):
+            burst.write(self, run)
+        if burst.take(Entry(seq, event, message.message_id if message else None,
+                            undo is not None, undo, None if undo else self.task, run, message)):
+            asyncio.get_running_loop().call_soon(burst.write_later, self)
         self.task, self.seq = task, seq
         if not wait:
-            if seq - journal.committed >= MAX_IN_FLIGHT:  # far ahead of its store
-                self._write(run)
-                return await journal.through(seq - MAX_IN_FLIGHT // 2)
+            if seq - self._journal.committed >= MAX_IN_FLIGHT:  # far ahead of its store
+                burst.write(self, run)
+                return await self._journal.through(seq - MAX_IN_FLIGHT // 2)
             return False
         try:
             if tracing.tracer() is not None:
                 with tracing.child("a2a.store.commit", {"a2a.task_id": self.task_id,
                                                         "a2a.event.seq": seq}):
-                    return await self._through(seq, run)
-            return await self._through(seq, run)
+                    return await burst.through(self, seq, run)
+            return await burst.through(self, seq, run)
         except Exception as exc:
             if run is not None and run.lost is exc:
                 run.lost = None  # told here
@@ -267,68 +269,37 @@ class TaskActor:
     async def release(self, run: RunState | None) -> None:
         """Write the burst now, before a run gives the loop back: a stream then
         sends its events in this turn of the loop."""
-        if self._journal.burst:
+        if self._burst.entries:
             turn = self._turn
             await turn.enter()
             try:
-                await self._through(self.seq, run, published=False)
+                await self._burst.through(self, self.seq, run, published=False)
             finally:
                 turn.leave()
 
-    async def _through(self, seq: int, run: RunState | None = None,
-                       published: bool = True) -> bool:
-        """Write the burst, and wait until event `seq` is committed and (unless
-        not `published`) published. Holding the turn: events are published in
-        order only by one writer at a time."""
-        journal = self._journal
-        if journal.burst:
-            burst = journal.write(self._append, self._publish, self._restore, run, inline=True)
-            for entry in burst or ():
-                await self._publish(entry.seq, entry.event)
-        return await journal.through(seq) if published else False
-
     async def _committed(self, run: RunState | None) -> None:
         """Wait until every event so far is committed and published (outside the
-        turn: the burst goes through the journal's drainer, which publishes in
-        order)."""
-        if self._journal.burst:
-            self._write(run)
+        turn: the burst goes through the journal, which publishes in order)."""
+        if self._burst.entries:
+            self._burst.write(self, run)
         await self._journal.through(self.seq)
 
-    def _write(self, run: RunState | None) -> None:
-        self._journal.write(self._append, self._publish, self._restore, run)
+    # -- the actor as its burst sees it (burst.Owner) --
 
-    def _append(self, events: list[Entry]) -> Awaitable[None]:
+    def append(self, events: list[Entry]) -> Awaitable[None]:
         assert self.task is not None  # made by the burst's first event, if not before
         return self._store.append_many(self.scope, self.task, events,
                                        self._after_commit is not None, self.epoch)
 
-    def _write_later(self) -> None:
-        """The agent gave the loop back before its burst was written (it awaits
-        something else): write it now."""
-        burst = self._journal.burst
-        if not burst:
-            return
-        runs = {entry.run for entry in burst}
-        try:
-            self._write(None)
-        except Exception as exc:  # the burst's runs were told (Run.lost)
-            if not isinstance(exc, UnavailableError):
-                log.error("a task write failed: %r", exc)
-            if self.fenced is None:  # (a fenced actor stopped its runs already)
-                for run in runs:
-                    if run is not None:
-                        run.interrupt()  # it may be waiting for something else
-
-    async def _publish(self, seq: int, event: StreamResponse) -> None:
+    async def publish(self, seq: int, event: StreamResponse) -> None:
         await self._bus.publish(self.task_id, seq, event)
         if self._after_commit is not None:
             self._after_commit()
 
-    def _restore(self, lost: list[Entry], error: BaseException) -> None:
+    def restore(self, lost: list[Entry], error: BaseException) -> None:
         """Back to before `lost` (in order), which were not stored, nor will the
         burst made on top of them be."""
-        if burst := self._journal.drop_burst():
+        if burst := self._burst.drop():
             lost = lost + burst
             told(burst, error)
         task = self.task
@@ -340,6 +311,11 @@ class TaskActor:
         self.task, self.seq = task, lost[0].seq - 1
         if isinstance(error, TaskFencedError):
             self._lose(error)
+
+    def stop(self, runs: set[RunState]) -> None:
+        if self.fenced is None:  # (a fenced actor stopped its runs already)
+            for run in runs:
+                run.interrupt()
 
     def _lose(self, error: TaskFencedError) -> None:
         """The store refused a write of ours: the task is no longer ours to write.

@@ -3,10 +3,10 @@ goes to the store without waiting for its commit, and each event is
 published (streams, push notifications) only once it is committed.
 
 - The actor applies the events an agent emits without awaiting anything
-  else, and hands them to the store as one write (`append_many`); the
-  store's pending write goes to the journal (`add`). A run's next event
-  need not wait for it, and writes made meanwhile (of other tasks too) go
-  to the store together (its group commit makes them one transaction).
+  else, and hands them to the store as one write (burst.py); the store's
+  pending write goes to the journal (`add`). A run's next event need not
+  wait for it, and writes made meanwhile (of other tasks too) go to the
+  store together (its group commit makes them one transaction).
 - The journal takes the appends in order: once one is committed, its event
   is published; `through(seq)` waits until event `seq` is committed and
   published. Whatever must not be seen before it is durable waits on it:
@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
-from a2a_grpc.stores import COMMITTED
 
 if TYPE_CHECKING:
     from a2a_grpc.execution.run_state import RunState
@@ -37,11 +36,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("a2a_grpc.runtime")
 
 # A run may have this many events on their way to the store before it waits
-# for the older half of them (bounds what a fast agent holds in memory, and
-# how far it runs ahead of its streams' readers); a write holds at most
-# MAX_BURST of them.
+# for the older half of them: bounds what a fast agent holds in memory, and
+# how far it runs ahead of its streams' readers.
 MAX_IN_FLIGHT = 512
-MAX_BURST = 256
 
 
 class Entry(NamedTuple):
@@ -66,7 +63,6 @@ class Pending(NamedTuple):
 
 Publish = Callable[[int, StreamResponse], Awaitable[None]]
 Restore = Callable[[list[Entry], BaseException], None]
-Append = Callable[[list[Entry]], Awaitable[None]]  # the store's append_many, for the task
 
 
 class Journal:
@@ -76,15 +72,10 @@ class Journal:
     journal holding the actor's methods is a reference cycle, and each would
     be left to the cyclic garbage collector (docs/benchmarks.md)."""
 
-    __slots__ = ("_drainer", "_message", "_pending", "_publish", "_restore", "_waiters",
-                 "burst", "committed")
+    __slots__ = ("_drainer", "_pending", "_publish", "_restore", "_waiters", "committed")
 
     def __init__(self, seq: int) -> None:
         self.committed = seq  # the last event committed and published
-        # Events applied, not yet handed to the store: one write for all of them
-        # (`write`), when the agent gives the loop back or something waits.
-        self.burst: list[Entry] = []
-        self._message = False  # one of them records a user message
         self._publish: Publish | None = None
         self._restore: Restore | None = None
         self._pending: deque[Pending] = deque()
@@ -94,44 +85,6 @@ class Journal:
     @property
     def idle(self) -> bool:
         return not self._pending
-
-    def take(self, entry: Entry) -> bool:
-        """Add `entry` to the burst; True when it begins one. An event that records
-        a user message after another in the burst does not join it (a store's
-        write records one message): the caller writes the burst first
-        (`must_write`)."""
-        self.burst.append(entry)
-        if entry.message is not None:
-            self._message = True
-        return len(self.burst) == 1
-
-    def must_write(self, message: Message | None) -> bool:
-        return (message is not None and self._message) or len(self.burst) >= MAX_BURST
-
-    def write(self, append: Append, publish: Publish, restore: Restore,
-              run: RunState | None, inline: bool = False) -> list[Entry] | None:
-        """Hand the burst to the store as one write (`append`); it is published
-        once it is committed, or, `inline` and committed at once (the memory
-        store), by the caller: this returns its events. If the store refuses
-        the write at once, the burst is undone (`restore`): `run` gets the
-        error raised, the other runs of its events at their next event."""
-        burst, self.burst, self._message = self.burst, [], False
-        try:
-            written = append(burst)
-        except BaseException as exc:
-            restore(burst, exc)
-            told(burst, exc, run)
-            raise
-        if inline and written is COMMITTED and not self._pending:
-            self.committed = burst[-1].seq
-            return burst
-        self.add(Pending(burst[-1].seq, burst, written), publish, restore)
-        return None
-
-    def drop_burst(self) -> list[Entry]:
-        """The burst, no longer to be written (what it was made on was lost)."""
-        burst, self.burst, self._message = self.burst, [], False
-        return burst
 
     def add(self, pending: Pending, publish: Publish, restore: Restore) -> None:
         self._pending.append(pending)

@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from a2a_grpc.core import lifecycle, states
-from a2a_grpc.core.ids import nanos_of
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import (
@@ -37,7 +36,7 @@ from a2a_grpc.stores.base import (
     StoreUnavailableError,
 )
 from a2a_grpc.stores.fence import Fence, refusal
-from a2a_grpc.stores.sql_batch import COUNT, FRAME, Row, Tx, frames, write_batch
+from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
 from a2a_grpc.stores.sql_leases import renewal
 from a2a_grpc.stores.sql_push import SqlPush
 from a2a_grpc.stores.sql_schema import migrate
@@ -50,6 +49,7 @@ from a2a_grpc.stores.writes import (
     Timings,
     Write,
     timed,
+    write_of,
 )
 
 log = logging.getLogger("a2a_grpc.store")
@@ -171,35 +171,7 @@ class SqlTaskStore:
         self, scope: Scope, task: Task, events: Sequence[Appended], notify: bool = False,
         epoch: int = 0,
     ) -> Awaitable[None]:
-        """One `Write` for the events: one row of the log, one snapshot (as of the
-        last event, the only one there is a task for) if any of them is due."""
-        status = task.status
-        state = int(status.state)
-        key = (scope.tenant, task.id)
-        policy = self._policy
-        due = listed = False
-        message_id = None
-        bodies = []
-        for appended in events:
-            event, derived = appended.event, appended.derived
-            body = event.SerializeToString()
-            bodies.append(body)
-            due = policy.due(key, derived, state, len(body)) or due
-            listed = listed or not derived or event.HasField("status_update")
-            message_id = appended.message_id or message_id
-        if len(bodies) == 1:
-            body = bodies[0]
-        else:
-            body = b"".join(b for appended, one in zip(events, bodies, strict=True)
-                            for b in (FRAME.pack(appended.seq, len(one)), one))
-        snapshot = None
-        if due:
-            snapshot = task.SerializeToString()
-            policy.taken(key, state, len(snapshot))
-        return self._group.submit(Write(
-            scope, task.id, task.context_id, events[-1].seq, body, state,
-            nanos_of(status.timestamp), listed, snapshot, message_id, notify, epoch,
-            len(events)))
+        return self._group.submit(write_of(scope, task, events, notify, epoch, self._policy))
 
     @property
     def commits(self) -> tuple[int, int]:

@@ -14,13 +14,12 @@ them is written; the rest of the batch goes on.
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from a2a_grpc.stores.fence import Fence, refusal
-from a2a_grpc.stores.writes import Refused, Write
+from a2a_grpc.stores.writes import FRAME, Refused, Write
 
 Row = Sequence[Any]
 
@@ -52,7 +51,6 @@ COUNT = """
     INSERT INTO a2a_counts (tenant, owner, state, n) VALUES (?, ?, ?, ?)
     ON CONFLICT (tenant, owner, state) DO UPDATE SET n = a2a_counts.n + excluded.n"""
 _EVENTS = "INSERT INTO a2a_events (tenant, task_id, seq, n, body) VALUES (?, ?, ?, ?, ?)"
-FRAME = struct.Struct("<qI")  # in a row of several events: seq, length, then the event
 _MESSAGE = "INSERT INTO a2a_messages (tenant, owner, message_id, task_id) VALUES (?, ?, ?, ?)"
 _NOTIFY = """
     INSERT INTO a2a_outbox (tenant, owner, task_id, config_id, seq, attempts, next_ns, dead,

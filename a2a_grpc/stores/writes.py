@@ -2,7 +2,8 @@
 then, and group commit.
 
 - `Write` is everything an append stores, taken from the caller's objects
-  when `append` is called (the caller keeps changing them).
+  when `append` is called (the caller keeps changing them); `write_of`
+  makes one for the events of an `append_many` (a run's burst).
 - `SnapshotPolicy` decides when a task's snapshot is rewritten: when the task
   comes whole (a new task, a user message), when it is final, and when the
   events logged since the last snapshot add up to as many bytes as the
@@ -20,16 +21,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, NamedTuple, TypeVar
 
 from a2a_grpc.core import states
-from a2a_grpc.stores.base import Scope, StoreUnavailableError, TaskFencedError
+from a2a_grpc.core.ids import nanos_of
+from a2a_grpc.generated.a2a_pb2 import Task
+from a2a_grpc.stores.base import Appended, Scope, StoreUnavailableError, TaskFencedError
 
 log = logging.getLogger("a2a_grpc.store")
 
 TERMINAL = frozenset(int(s) for s in states.TERMINAL)
+FRAME = struct.Struct("<qI")  # in a row of several events: seq, length, then the event
 T = TypeVar("T")
 Timings = Callable[[str, float], None]
 
@@ -64,6 +69,38 @@ class Write(NamedTuple):
     def first(self) -> int:
         """The sequence number of the write's first event."""
         return self.seq - self.n + 1
+
+
+def write_of(scope: Scope, task: Task, events: Sequence[Appended], notify: bool, epoch: int,
+             policy: SnapshotPolicy) -> Write:
+    """The `Write` of an `append_many`: its events as one row of the log, and
+    one snapshot (as of the last event, the only one there is a task for) if
+    any of them makes one due."""
+    status = task.status
+    state = int(status.state)
+    key = (scope.tenant, task.id)
+    due = listed = False
+    message_id = None
+    bodies = []
+    for appended in events:
+        event, derived = appended.event, appended.derived
+        body = event.SerializeToString()
+        bodies.append(body)
+        due = policy.due(key, derived, state, len(body)) or due
+        listed = listed or not derived or event.HasField("status_update")
+        message_id = appended.message_id or message_id
+    if len(bodies) == 1:
+        body = bodies[0]
+    else:
+        body = b"".join(b for appended, one in zip(events, bodies, strict=True)
+                        for b in (FRAME.pack(appended.seq, len(one)), one))
+    snapshot = None
+    if due:
+        snapshot = task.SerializeToString()
+        policy.taken(key, state, len(snapshot))
+    return Write(scope, task.id, task.context_id, events[-1].seq, body, state,
+                 nanos_of(status.timestamp), listed, snapshot, message_id, notify, epoch,
+                 len(events))
 
 
 class SnapshotPolicy:

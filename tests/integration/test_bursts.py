@@ -25,7 +25,7 @@ from a2a_grpc.agents.demo import DemoAgent, demo_card
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.execution import turns
-from a2a_grpc.execution.journal import MAX_BURST
+from a2a_grpc.execution.burst import MAX_BURST
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores import Appended, MemoryTaskStore, Scope
