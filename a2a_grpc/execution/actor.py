@@ -254,6 +254,8 @@ class TaskActor:
             if seq - self._journal.committed >= MAX_IN_FLIGHT:  # far ahead of its store
                 burst.write(self, run)
                 return await self._journal.through(seq - MAX_IN_FLIGHT // 2)
+            if burst.full():
+                burst.write(self, run)
             return False
         try:
             if tracing.tracer() is not None:

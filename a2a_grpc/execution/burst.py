@@ -6,8 +6,9 @@ write (`TaskStore.append_many`): one fence check, one row of the log.
   when the agent gives the loop back: before its sink yields (the actor's
   `release`), or, when it awaits something else, by the callback the loop
   runs next (`write_later`, scheduled as a burst begins); when something
-  waits for an event (`through`: a final state, an answer); at MAX_BURST
-  events; and before an event recording a user message joins a burst that
+  waits for an event (`through`: a final state, an answer); once it holds
+  MAX_BURST events (`full`, checked after an event joins, so that undoing
+  the write undoes that event too, in order); and before an event recording a user message joins a burst that
   records one already (a store's write records one message).
 - The journal (journal.py) publishes a write once it is committed; a write
   the store commits at once (the memory store) is published by the writer
@@ -68,8 +69,13 @@ class Burst:
         return len(self.entries) == 1
 
     def must_write(self, message: Message | None) -> bool:
-        """Must the burst be written before an event recording `message` joins?"""
-        return (message is not None and self._message) or len(self.entries) >= MAX_BURST
+        """Must the burst be written before an event recording `message` joins?
+        (Such an event replaces the task whole: nothing of it is applied yet.)"""
+        return message is not None and self._message
+
+    def full(self) -> bool:
+        """Is the burst to be written now, with the event just taken in it?"""
+        return len(self.entries) >= MAX_BURST
 
     def drop(self) -> list[Entry]:
         """The burst, no longer to be written (what it was made on was lost)."""

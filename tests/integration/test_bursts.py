@@ -132,3 +132,51 @@ async def test_sends_on_sqlite_are_one_write_each(tmp_path: Path) -> None:
     finally:
         await handler.close()
         await store.close()
+
+
+class RefusingStore(CountingStore):
+    """Refuses, at once, the first full burst it is given after the task's first
+    (a full disk)."""
+
+    refused = False
+
+    def append_many(self, scope: Scope, task: pb.Task, events: Sequence[Appended],
+                    notify: bool = False, epoch: int = 0) -> Awaitable[None]:
+        if len(events) == MAX_BURST and events[0].seq > 1 and not self.refused:
+            self.refused = True
+            raise OSError("No space left on device")
+        return super().append_many(scope, task, events, notify, epoch)
+
+
+async def test_a_full_burst_refused_leaves_no_trace() -> None:
+    """The write a full burst makes is refused: every event of it is undone,
+    the one that filled it included, and the FAILED task written next holds
+    exactly what its log holds."""
+    n = MAX_BURST + 40
+    first = 8  # events 1 to 10 (the task, working, 8 chunks): a burst of their own
+
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()  # event 2; chunk i is event i + 3
+        for i in range(n):
+            if i == first:
+                await asyncio.sleep(0)  # the loop turns: events 1 to 10 are written
+            if i == first + MAX_BURST:  # the event after a full burst: a new artifact
+                await ev.artifact("other", artifact_id="b")
+            else:
+                await ev.artifact(f"{i} ", artifact_id="a", append=i > 0)
+        await ev.complete()
+
+    store = RefusingStore()
+    agent = ScriptedAgent(script)
+    handler = RequestHandler(agent, card_for(agent), store=store)
+    answer = (await handler.send_message(send_request("go"), CTX)).task
+    assert store.refused and answer.status.state == pb.TASK_STATE_FAILED
+    stored = await store.get(ANYONE, answer.id)
+    assert stored is not None and stored.task == answer
+    logged = await store.events(ANYONE, answer.id, 0, 10 * n)
+    assert [seq for seq, _ in logged] == list(range(1, stored.seq + 1))
+    chunks = [e.artifact_update.artifact.parts[0].text for _, e in logged
+              if e.HasField("artifact_update")]
+    assert [p.text for a in answer.artifacts for p in a.parts] == chunks
+    assert "b" not in [a.artifact_id for a in answer.artifacts]  # never logged
+    await handler.close()
