@@ -8,8 +8,9 @@ write (`TaskStore.append_many`): one fence check, one row of the log.
   runs next (`write_later`, scheduled as a burst begins); when something
   waits for an event (`through`: a final state, an answer); once it holds
   MAX_BURST events (`full`, checked after an event joins, so that undoing
-  the write undoes that event too, in order); and before an event recording a user message joins a burst that
-  records one already (a store's write records one message).
+  the write undoes that event too, in order); and before an event
+  recording a user message joins a burst that records one already (a
+  store's write records one message).
 - The journal (journal.py) publishes a write once it is committed; a write
   the store commits at once (the memory store) is published by the writer
   holding the task's turn (`through`), in order.
