@@ -163,8 +163,8 @@ class Run:
             self.actor.runs.discard(self)
             if self.actor.fenced is not None:
                 self.settle(self.actor.fenced)
-            elif not self.cancelled:
-                self.settle(self.actor.response())
+            elif not self.cancelled and (not self.settled.done() or self.followers):
+                self.settle(self.actor.response())  # (a copy of the task: only if needed)
 
     async def _returned(self) -> None:
         task = self.actor.task
