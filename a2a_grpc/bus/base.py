@@ -8,7 +8,7 @@ subscription affects no other (spec §3.5.2).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import NamedTuple, Protocol
 
@@ -21,6 +21,17 @@ class Event(NamedTuple):
     # Set when the task's writer failed and can record nothing more: streams
     # end with this error instead of waiting for events that will not come.
     error: BaseException | None = None
+
+
+class Published(Protocol):
+    """An event with its sequence number, as a writer publishes it (the
+    runtime's journal entries are such)."""
+
+    @property
+    def seq(self) -> int: ...
+
+    @property
+    def event(self) -> StreamResponse: ...
 
 
 # Queued by `Subscription.end()`: the reader stops after what came before it.
@@ -54,6 +65,10 @@ class EventBus(Protocol):
         """Events published but not yet taken by this process's subscribers."""
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None: ...
+
+    async def publish_many(self, task_id: str, events: Sequence[Published]) -> None:
+        """`publish` each of `events` (consecutive, in order): a writer's burst
+        in one call."""
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
         """Tell every subscriber of the task that its events stop here."""

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Collection, Iterator
+from collections.abc import AsyncIterator, Collection, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from a2a_grpc.bus.base import END, Control, Event
+from a2a_grpc.bus.base import END, Control, Event, Published
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
@@ -191,6 +191,15 @@ class LocalEventBus:
             item = Event(seq, event)
             for sub in subs:
                 sub.put(item)
+
+    async def publish_many(self, task_id: str, events: Sequence[Published]) -> None:
+        self.published += len(events)
+        subs = self._subs.of(task_id)
+        if subs:
+            for one in events:
+                item = Event(one.seq, one.event)
+                for sub in subs:
+                    sub.put(item)
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
         for sub in self._subs.of(task_id):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -43,7 +43,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import RedisError
 
-from a2a_grpc.bus.base import Control, Event
+from a2a_grpc.bus.base import Control, Event, Published
 from a2a_grpc.bus.local import Backlog, LocalSubscription, Subscribers
 from a2a_grpc.bus.redis_control import ControlChannel
 from a2a_grpc.bus.redis_publish import Publisher
@@ -180,6 +180,10 @@ class RedisEventBus:
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
         self.published += 1
         await self._publisher.event(task_id, seq, event.SerializeToString(), _final(event))
+
+    async def publish_many(self, task_id: str, events: Sequence[Published]) -> None:
+        for one in events:
+            await self.publish(task_id, one.seq, one.event)
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
         try:

@@ -293,9 +293,9 @@ class TaskActor:
         return self._store.append_many(self.scope, self.task, events,
                                        self._after_commit is not None, self.epoch)
 
-    async def publish(self, seq: int, event: StreamResponse) -> None:
-        await self._bus.publish(self.task_id, seq, event)
-        if self._after_commit is not None:
+    async def publish(self, entries: list[Entry]) -> None:
+        await self._bus.publish_many(self.task_id, entries)
+        if self._after_commit is not None:  # the push sender: once a write, not once an event
             self._after_commit()
 
     def restore(self, lost: list[Entry], error: BaseException) -> None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.execution.journal import Entry, Journal, Pending, told
-from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse
+from a2a_grpc.generated.a2a_pb2 import Message
 from a2a_grpc.stores import COMMITTED
 
 if TYPE_CHECKING:
@@ -45,7 +45,8 @@ class Owner(Protocol):
     def append(self, events: list[Entry]) -> Awaitable[None]:
         """The store's `append_many` of `events`, for the task as it stands."""
 
-    async def publish(self, seq: int, event: StreamResponse) -> None: ...
+    async def publish(self, entries: list[Entry]) -> None:
+        """Publish a committed write's events, in order."""
 
     def restore(self, lost: list[Entry], error: BaseException) -> None:
         """Put the task back to before `lost`, which were not stored."""
@@ -108,8 +109,9 @@ class Burst:
         not `published`) published. The caller holds the task's turn: one
         writer at a time publishes, in order."""
         if self.entries:
-            for entry in self.write(owner, run, inline=True) or ():
-                await owner.publish(entry.seq, entry.event)
+            written = self.write(owner, run, inline=True)
+            if written:
+                await owner.publish(written)
         return await self._journal.through(seq) if published else False
 
     def write_later(self, owner: Owner) -> None:

@@ -61,7 +61,7 @@ class Pending(NamedTuple):
     written: Awaitable[None]  # the store's append
 
 
-Publish = Callable[[int, StreamResponse], Awaitable[None]]
+Publish = Callable[[list[Entry]], Awaitable[None]]  # a write's events, in order
 Restore = Callable[[list[Entry], BaseException], None]
 
 
@@ -125,12 +125,12 @@ class Journal:
                         return
                     self._pending.popleft()
                     assert self._publish is not None  # set while draining
-                    for entry in first.entries:
-                        self.committed = entry.seq
-                        try:
-                            await self._publish(entry.seq, entry.event)
-                        except Exception:  # committed all the same: streams resume from the log
-                            log.exception("could not publish event %d", entry.seq)
+                    self.committed = first.seq
+                    try:
+                        await self._publish(first.entries)
+                    except Exception:  # committed all the same: streams resume from the log
+                        log.exception("could not publish events %d to %d",
+                                      first.entries[0].seq, first.seq)
                     if first is last:
                         break
                 self._release()

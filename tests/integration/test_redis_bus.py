@@ -58,6 +58,23 @@ async def test_events_reach_a_subscriber_on_another_replica_in_order(pair: tuple
         got = [await asyncio.wait_for(sub.next(), 5) for _ in range(50)]
     assert [e.seq for e in got] == list(range(1, 51))
     assert [note(e.payload) for e in got] == [f"note {n}" for n in range(1, 51)]
+
+
+class _Numbered:
+    def __init__(self, seq: int) -> None:
+        self.seq, self.event = seq, status(seq)
+
+
+async def test_a_burst_published_at_once_arrives_as_its_events(pair: tuple[
+        RedisEventBus, RedisEventBus]) -> None:
+    a, b = pair
+    async with b.subscribe("t1") as sub:
+        await a.publish_many("t1", [_Numbered(seq) for seq in range(1, 6)])
+        await a.publish_many("t1", [_Numbered(6)])
+        got = [await asyncio.wait_for(sub.next(), 5) for _ in range(6)]
+    assert [e.seq for e in got] == list(range(1, 7))
+    assert [note(e.payload) for e in got] == [f"note {n}" for n in range(1, 7)]
+    assert a.published == 6
     assert b.subscriber_count("t1") == 0
 
 

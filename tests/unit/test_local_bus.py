@@ -46,3 +46,23 @@ async def test_every_subscriber_gets_every_event_in_order() -> None:
             assert seqs == [1, 2, 3, 4, 5]
             last = sub.take()
             assert last is not None and isinstance(last.error, RuntimeError)
+
+
+class _Numbered:
+    """An event with its number, as the runtime's journal entries carry them."""
+
+    def __init__(self, seq: int) -> None:
+        self.seq, self.event = seq, event(seq)
+
+
+async def test_publish_many_is_publish_of_each_in_order() -> None:
+    bus = LocalEventBus()
+    await bus.publish_many("t", [_Numbered(1)])  # nobody subscribed: counted, kept nowhere
+    async with bus.subscribe("t") as a, bus.subscribe("t") as b:
+        await bus.publish_many("t", [_Numbered(n) for n in (2, 3, 4)])
+        await bus.publish_many("other", [_Numbered(9)])
+        for sub in (a, b):
+            got = [(await sub.next()) for _ in range(3)]
+            assert [(e.seq, e.payload.task.id) for e in got] == [(2, "t2"), (3, "t3"), (4, "t4")]
+            assert sub.take() is None
+    assert bus.published == 5
