@@ -16,6 +16,7 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -66,20 +67,33 @@ async def _burst_kill_and_check(hook: Webhook, store_url: str, tmp_path: Path) -
     seen: list[list[pb.StreamResponse]] = [[] for _ in range(STREAMS)]
     answered: list[pb.Task] = []
     enough = asyncio.Event()
+    killed = False
 
     def check_enough() -> None:
         if all(len(s) >= 300 for s in seen) and len(answered) >= 20 and len(hook.hits) >= 50:
             enough.set()
 
     async def stream(i: int) -> None:
-        call = stub.SendStreamingMessage(pb.SendMessageRequest(
+        call: Any = stub.SendStreamingMessage(pb.SendMessageRequest(
             message=user_message(f"stream {CHUNKS} 256"),
             configuration=pb.SendMessageConfiguration(
                 task_push_notification_config=pb.TaskPushNotificationConfig(
                     url=hook.url(f"/s{i}")))))
-        async for event in call:
-            seen[i].append(event)
-            check_enough()
+        while True:
+            try:
+                async for event in call:
+                    seen[i].append(event)
+                    check_enough()
+                return
+            except grpc.aio.AioRpcError as exc:
+                # A reader that falls too far behind (this process is busy, or the
+                # machine is) is cut, resumably: resume after the last event seen,
+                # as a client does. The task's events are numbered from 1 on.
+                if exc.code() != grpc.StatusCode.UNAVAILABLE or not seen[i] or killed:
+                    raise
+                call = stub.SubscribeToTask(
+                    pb.SubscribeToTaskRequest(id=seen[i][0].task.id),
+                    metadata=(("a2a-last-event-id", str(len(seen[i]))),))
 
     async def sender() -> None:
         while True:
@@ -92,6 +106,7 @@ async def _burst_kill_and_check(hook: Webhook, store_url: str, tmp_path: Path) -
     try:
         async with asyncio.timeout(60):
             await enough.wait()
+        killed = True
         proc.send_signal(signal.SIGKILL)  # type: ignore[attr-defined]
         await asyncio.to_thread(proc.wait, 20)  # type: ignore[attr-defined]
         await asyncio.gather(*work, return_exceptions=True)  # cut off with the server
