@@ -1,11 +1,7 @@
 """What the SQLite and PostgreSQL stores share: writes, reads, queries.
 
-Tasks are rows of the columns ListTasks filters and sorts on; every filter
-combination has an index ending in (status time, id), so a page is an index
-range scan that costs the same at 100,000 tasks as at 1,000. Total counts
-come from a per-(tenant, owner, state) counter kept in the same transaction
-as the task, so the common "how many tasks (in this state)?" does not scan
-either; other filters count over their index.
+Tasks are rows of the columns ListTasks filters and sorts on; the reads
+are in sql_reads.py, push configs and the outbox in sql_push.py.
 
 Writes (writes.py): an event is a row of its own, and the task's snapshot is
 rewritten now and then (`SnapshotPolicy`); a read folds the events logged
@@ -22,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from a2a_grpc.core import lifecycle, states
+from a2a_grpc.core import states
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import (
@@ -36,12 +32,12 @@ from a2a_grpc.stores.base import (
     StoreUnavailableError,
 )
 from a2a_grpc.stores.fence import Fence, refusal
-from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, frames, write_batch
+from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, write_batch
 from a2a_grpc.stores.sql_leases import renewal
 from a2a_grpc.stores.sql_push import SqlPush
+from a2a_grpc.stores.sql_reads import RUNNING, SqlReads
 from a2a_grpc.stores.sql_schema import migrate
 from a2a_grpc.stores.writes import (
-    TERMINAL,
     GroupCommit,
     Refused,
     Rider,
@@ -56,13 +52,7 @@ log = logging.getLogger("a2a_grpc.store")
 
 __all__ = ["Row", "SqlTaskStore", "Tx"]
 _STATES_CHUNK = 32  # tasks per state lookup: one statement shape, padded
-# The owner is compared by the caller, not here: given (tenant, id, owner),
-# PostgreSQL planned a young table's lookup as a scan of all the owner's entries
-# in a2a_tasks_state (index-only, cheap while its statistics said the table was
-# empty), which grows with the table (docs/benchmarks.md); by the key it does not.
-GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.epoch, t.owner FROM a2a_tasks t "
-            "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
-            "WHERE t.tenant = ? AND t.id = ?")
+
 
 class SqlTaskStore:
     """The queries; subclasses connect and run them (see sqlite.py, postgres.py)."""
@@ -97,6 +87,7 @@ class SqlTaskStore:
 
     def _init_writes(self, snapshot_bytes: int) -> None:
         self._push = SqlPush(self._guarded, self._query, self.dialect)
+        self._reads = SqlReads(self._query)
         self._policy = SnapshotPolicy(snapshot_bytes)
         self._group = GroupCommit(
             lambda batch, riders: timed(self.timings, "commit", self._commit_batch(batch, riders)),
@@ -194,80 +185,18 @@ class SqlTaskStore:
         except self.driver_errors as exc:
             raise self._failed(exc, doing) from exc
 
-    async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
-        rows = await self._query(f"reading task {task_id}", GET_TASK, scope.tenant, task_id)
-        rows = [r for r in rows if r[5] == scope.owner]
-        return (await self._folded(scope.tenant, rows))[0] if rows else None
+    # -- reads (sql_reads.py) --
 
-    async def _folded(self, tenant: str, rows: Sequence[Row]) -> list[StoredTask]:
-        """Rows of (id, state, snapshot seq, snapshot, epoch) as tasks: each live task's
-        snapshot with the events logged after it folded in. (A final task's
-        snapshot is current.) The events are read after the snapshot, so a
-        write in between only adds events to fold."""
-        found = [StoredTask(Task.FromString(bytes(r[3])), int(r[2]), int(r[4])) for r in rows]
-        live = [(i, r) for i, r in enumerate(rows) if int(r[1]) not in TERMINAL]
-        if not live:
-            return found
-        ors = " OR ".join(["(task_id = ? AND seq > ?)"] * len(live))
-        later = await self._query(
-            "reading task events",
-            f"SELECT task_id, seq, n, body FROM a2a_events WHERE tenant = ? AND ({ors}) "
-            "ORDER BY task_id, seq", tenant, *(v for _, r in live for v in (r[0], int(r[2]))))
-        at = {r[0]: i for i, r in live}
-        for task_id, last, n, body in later:
-            i = at[task_id]
-            for seq, event in frames(int(last), int(n), bytes(body)):
-                if seq > found[i].seq:  # a row may begin before the snapshot
-                    lifecycle.apply(found[i].task, StreamResponse.FromString(event))
-                    found[i] = found[i]._replace(seq=seq)
-        return found
+    async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
+        return await self._reads.get(scope, task_id)
 
     async def events(
         self, scope: Scope, task_id: str, after: int, upto: int
     ) -> list[tuple[int, StreamResponse]]:
-        rows = await self._query(
-            f"reading events of task {task_id}",
-            "SELECT seq, n, body FROM a2a_events WHERE tenant = ? AND task_id = ? AND seq > ? "
-            "AND seq - n < ? ORDER BY seq", scope.tenant, task_id, after, upto)
-        return [(seq, StreamResponse.FromString(event)) for r in rows
-                for seq, event in frames(int(r[0]), int(r[1]), bytes(r[2])) if after < seq <= upto]
+        return await self._reads.events(scope, task_id, after, upto)
 
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
-        where: list[str] = ["t.tenant = ?", "t.owner = ?"]
-        args: list[Any] = [query.tenant, query.owner]
-        if query.context_id:
-            where.append("t.context_id = ?")
-            args.append(query.context_id)
-        if query.status:
-            where.append("t.state = ?")
-            args.append(int(query.status))
-        if query.after_ns is not None:
-            where.append("t.status_ns >= ?")
-            args.append(query.after_ns)
-        page_where, page_args = list(where), list(args)
-        if query.cursor is not None:  # strictly after the cursor, newest first
-            # A row-value comparison, so both databases turn it into an index range.
-            page_where.append("(t.status_ns, t.id) < (?, ?)")
-            page_args += [query.cursor[0], query.cursor[1]]
-        rows = await self._query(
-            "listing tasks",
-            "SELECT t.id, t.state, s.seq, s.body, t.epoch FROM a2a_tasks t JOIN a2a_snapshots s "
-            f"ON s.tenant = t.tenant AND s.task_id = t.id WHERE {' AND '.join(page_where)} "
-            "ORDER BY t.status_ns DESC, t.id DESC LIMIT ?", *page_args, query.page_size)
-        page = [found.task for found in await self._folded(query.tenant, rows)]
-        return page, await self._total(query, where, args)
-
-    async def _total(self, query: TaskQuery, where: list[str], args: list[Any]) -> int:
-        if not query.context_id and query.after_ns is None:
-            counted = ["tenant = ?", "owner = ?"] + (["state = ?"] if query.status else [])
-            rows = await self._query("counting tasks",
-                                     f"SELECT SUM(n) FROM a2a_counts WHERE {' AND '.join(counted)}",
-                                     *args[: len(counted)])
-        else:
-            rows = await self._query(
-                "counting tasks", f"SELECT COUNT(*) FROM a2a_tasks t WHERE {' AND '.join(where)}",
-                *args)
-        return int(rows[0][0] or 0) if rows else 0
+        return await self._reads.list_tasks(query)
 
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
         rows = await self._query(f"looking up task {task_id}",
@@ -303,24 +232,19 @@ class SqlTaskStore:
         await self._guarded(work, f"marking task {task_id}")
 
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
-        running = (int(states.SUBMITTED), int(states.WORKING))
-        if claim is not None:  # one statement: two replicas never claim the same task
-            async def take(tx: Tx) -> list[Row]:
-                return await tx.fetch(
-                    "UPDATE a2a_tasks SET holder = ?, lease_ns = ?, epoch = epoch + 1 "
-                    "WHERE state IN (?, ?) AND handed_off = 0 AND lease_ns < ? AND holder <> ? "
-                    "RETURNING tenant, owner, id",
-                    claim.holder, claim.until_ns, *running, claim.now_ns, claim.holder)
+        if claim is None:
+            return await self._reads.running()
 
-            taken = await self._guarded(take, "claiming the tasks of stopped replicas")
-            found = [(Scope(r[0], r[1]), await self.get(Scope(r[0], r[1]), r[2])) for r in taken]
-            return [(scope, task) for scope, task in found if task is not None]
-        rows = await self._query(
-            "finding running tasks",
-            "SELECT t.tenant, t.owner, t.id, t.state, s.seq, s.body, t.epoch FROM a2a_tasks t "
-            "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
-            "WHERE t.state IN (?, ?) AND t.handed_off = 0", *running)
-        return [(Scope(r[0], r[1]), (await self._folded(r[0], [r[2:]]))[0]) for r in rows]
+        async def take(tx: Tx) -> list[Row]:  # one statement: no task claimed twice
+            return await tx.fetch(
+                "UPDATE a2a_tasks SET holder = ?, lease_ns = ?, epoch = epoch + 1 "
+                "WHERE state IN (?, ?) AND handed_off = 0 AND lease_ns < ? AND holder <> ? "
+                "RETURNING tenant, owner, id",
+                claim.holder, claim.until_ns, *RUNNING, claim.now_ns, claim.holder)
+
+        taken = await self._guarded(take, "claiming the tasks of stopped replicas")
+        found = [(Scope(r[0], r[1]), await self.get(Scope(r[0], r[1]), r[2])) for r in taken]
+        return [(scope, task) for scope, task in found if task is not None]
 
     async def renew(self, holder: str, until_ns: int,
                     running: Collection[str] | None = None) -> None:

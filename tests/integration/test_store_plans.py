@@ -16,7 +16,7 @@ from typing import Any
 import asyncpg
 
 from a2a_grpc.stores.postgres import PostgresTaskStore, numbered
-from a2a_grpc.stores.sql import GET_TASK
+from a2a_grpc.stores.sql_reads import GET_TASK
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from tests.stores import drop_schema, postgres_schema, postgres_url
 
