@@ -9,7 +9,8 @@
   (camelCase, enum names, defaults omitted), plus
   every REQUIRED top-level field of the response even at its default, so
   `ListTasksResponse.nextPageToken` is present and empty on the last page
-  (spec §3.1.4). A task answered again unchanged is printed once (`rendered`).
+  (spec §3.1.4). A task answered again unchanged is printed once (`rendered`),
+  and so is a stream event that several streams carry (`printed_event`).
 - JSON text: orjson both ways, with the standard json module wherever the two
   could differ, so what is accepted, parsed and written is json's
   (tests/property/test_json_codec.py holds them equal); the gain is in
@@ -32,7 +33,8 @@ from google.protobuf.message import Message
 from a2a_grpc.bridge import protojson
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
-from a2a_grpc.generated.a2a_pb2 import Task
+from a2a_grpc.core.stream import Kept
+from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
 DEFAULT_MAX_DEPTH = 32
 
@@ -248,6 +250,16 @@ def rendered(msg: Message) -> Any:
     if type(msg) is Task:
         return printed_task(msg)
     return to_dict(msg)
+
+
+def printed_event(event: StreamResponse, kept: Kept | None) -> Any:
+    """A stream event for `dumps`: printed once for all the streams that carry
+    this very event (`kept`, core/stream.py), else as `to_dict` gives it."""
+    if kept is None:
+        return to_dict(event)
+    if kept.json is None:
+        kept.json = Printed(dumps(to_dict(event)))
+    return kept.json
 
 
 def json_response(data: Any, content_type: str, status: int = 200,

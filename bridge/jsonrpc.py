@@ -131,7 +131,7 @@ class JsonRpcEndpoint:
                     return _refused(id_, exc) or reply(id_, error=exc)
                 return await sse.stream(
                     request, events,
-                    render=lambda ev: reply(id_, result=codec.to_dict(ev)),
+                    render=lambda ev, kept: reply(id_, result=codec.printed_event(ev, kept)),
                     render_error=lambda exc: (reply(id_, error=_noted(exc, method_name)), None),
                     keepalive=self.keepalive)
             result = await call(codec.parse(params, method.request), call_context(request))
@@ -168,7 +168,7 @@ class JsonRpcEndpoint:
             render = legacy.renderer()
             return await sse.stream(
                 request, answer,
-                render=lambda ev: reply(id_, result=render(codec.to_dict(ev))),
+                render=lambda ev, _: reply(id_, result=render(codec.to_dict(ev))),
                 render_error=lambda exc: (reply(id_, error=_noted(exc, name)), None),
                 keepalive=self.keepalive)
         return None if id_ is _NO_ID else reply(

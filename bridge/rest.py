@@ -98,7 +98,7 @@ class RestEndpoints:
             if method.streaming:
                 events = await call(req, call_context(request))
                 return await sse.stream(
-                    request, events, render=codec.to_dict,
+                    request, events, render=codec.printed_event,
                     render_error=lambda exc: (self._noted(exc, method), "error"),
                     keepalive=self.keepalive)
             result = await call(req, call_context(request))

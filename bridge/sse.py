@@ -37,7 +37,7 @@ from aiohttp import web
 
 from a2a_grpc.bridge import codec
 from a2a_grpc.core.errors import UnavailableError
-from a2a_grpc.core.stream import EventStream
+from a2a_grpc.core.stream import EventStream, Kept
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 HEADERS = {
@@ -99,16 +99,19 @@ async def _flush(response: web.StreamResponse, frames: list[bytes]) -> None:
 async def stream(
     request: web.Request,
     events: EventStream,
-    render: Callable[[StreamResponse], Any],
+    render: Callable[[StreamResponse, Kept | None], Any],
     render_error: Callable[[BaseException], tuple[Any, str | None]],
     keepalive: float,
 ) -> web.StreamResponse:
-    """Send `events` as SSE; an error after the start goes in-band, last."""
+    """Send `events` as SSE; an error after the start goes in-band, last.
+    `render` is given each event and, when other streams carry the same
+    event, where its printing is kept for them (codec.printed_event)."""
     response = web.StreamResponse(status=200, headers=HEADERS)
     loop = asyncio.get_running_loop()
     ticker: _Ticker | None = None
     counter = 0
     frames: list[bytes] = []  # rendered, not yet written
+    kept = events.kept
     try:
         try:
             await response.prepare(request)
@@ -116,7 +119,7 @@ async def stream(
             async for event in events:
                 counter += 1
                 seq = events.seq if events.numbered else counter
-                frames.append(frame(render(event), event_id=seq))
+                frames.append(frame(render(event, kept()), event_id=seq))
                 if not events.ready():  # the next read may wait: send what we have
                     await _flush(response, frames)
                     ticker.wrote = loop.time()

@@ -153,7 +153,7 @@ class LimitedService:
             return stream
         return EventStream(_Released(stream, lambda: self._release(key)),
                            numbered=stream.numbered, ready=stream.ready,
-                           announce=stream.announce)
+                           announce=stream.announce, kept=stream.kept)
 
     def _release(self, key: str) -> None:
         left = self._streams.get(key, 1) - 1

@@ -13,6 +13,20 @@ from a2a_grpc.generated.a2a_pb2 import StreamResponse
 Numbered = tuple[int | None, StreamResponse]
 
 
+class Kept:
+    """What the edges made of one event, for every stream that carries the very
+    same event object: the local bus hands one event to all the subscribers
+    of a task, so the first stream to print it (ProtoJSON bytes, `json`) or
+    serialise it (protobuf bytes, `wire`) keeps the result here, and the
+    others send those bytes instead of making their own."""
+
+    __slots__ = ("json", "wire")
+
+    def __init__(self) -> None:
+        self.json: object = None  # the edge's printed form (bridge/codec.py Printed)
+        self.wire: bytes | None = None
+
+
 class Source(Protocol):
     """What an EventStream reads: an async generator of Numbered, or any
     object with the two methods it uses."""
@@ -61,18 +75,23 @@ class EventStream(AsyncIterator[StreamResponse]):
     applied to each event before it is returned (how the call's protocol
     version shows it; it returns a copy if it changes anything, as streams
     share their events). `watcher`, when set, is told of each event and of
-    the end (`Watcher`).
+    the end (`Watcher`). `kept` (from the source) gives the `Kept` of the
+    event just read when other streams share it (`kept()` says None for an
+    event of its own: not shared, or changed by the view).
     """
 
-    __slots__ = ("_first_sent", "_reads", "_ready", "_source", "announce", "numbered", "seq",
-                 "view", "watcher")
+    __slots__ = ("_first_sent", "_kept", "_reads", "_ready", "_source", "_viewed", "announce",
+                 "numbered", "seq", "view", "watcher")
 
     def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
-                 first_sent: Callable[[], None] | None = None) -> None:
+                 first_sent: Callable[[], None] | None = None,
+                 kept: Callable[[], Kept | None] | None = None) -> None:
         self._source = source
         self._ready = ready
         self._first_sent = first_sent
+        self._kept = kept
+        self._viewed = False  # the last event returned is the view's copy
         self._reads = 0
         self.numbered = numbered
         self.announce = announce
@@ -82,6 +101,10 @@ class EventStream(AsyncIterator[StreamResponse]):
 
     def ready(self) -> bool:
         return self._ready is not None and self._ready()
+
+    def kept(self) -> Kept | None:
+        """Where to keep, or find, what an edge makes of the last event read."""
+        return None if self._kept is None or self._viewed else self._kept()
 
     def __aiter__(self) -> EventStream:
         return self
@@ -105,7 +128,11 @@ class EventStream(AsyncIterator[StreamResponse]):
                 raise
             watcher.passed(event)
         view = self.view
-        return event if view is None else view(event)
+        if view is None:
+            return event
+        shown = view(event)
+        self._viewed = shown is not event
+        return shown
 
     def _ended(self, error: BaseException | None) -> None:
         watcher, self.watcher = self.watcher, None  # told once

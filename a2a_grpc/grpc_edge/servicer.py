@@ -35,6 +35,7 @@ log = logging.getLogger("a2a_grpc.servicer")
 Req = TypeVar("Req", bound=ProtoMessage)
 Resp = TypeVar("Resp", bound=ProtoMessage)
 Ctx: TypeAlias = grpc.aio.ServicerContext
+Sent: TypeAlias = pb.StreamResponse | bytes  # an event, or its bytes (`serialized`)
 
 
 def peer_subject(context: Ctx) -> str | None:
@@ -112,10 +113,17 @@ def register(server: grpc.aio.Server, service: ServiceDescriptor,
                 else grpc.unary_unary_rpc_method_handler)
         handlers[method.name] = make(behaviours[method.name],
                                      request_deserializer=parser_for(request),
-                                     response_serializer=response.SerializeToString)
+                                     response_serializer=(serialized if method.server_streaming
+                                                          else response.SerializeToString))
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(service.full_name, handlers),))
     server.add_registered_method_handlers(service.full_name, handlers)
+
+
+def serialized(message: ProtoMessage | bytes) -> bytes:
+    """A stream's message as it goes out: bytes are an event serialised once for
+    all the streams that carry it (`Kept`, core/stream.py), sent as they are."""
+    return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
 
 
 def add_to_server(servicer: A2AServicer, server: grpc.aio.Server) -> None:
@@ -147,10 +155,11 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         method: Callable[[Req, CallContext], Awaitable[AsyncIterator[pb.StreamResponse]]],
         request: Req,
         context: Ctx,
-    ) -> AsyncIterator[pb.StreamResponse]:
+    ) -> AsyncIterator[Sent]:
         try:
             check_parsed(request)
             events = await method(request, call_context(context))
+            shared = events.kept if isinstance(events, EventStream) else None
             async with aclosing(events):  # type: ignore[type-var]
                 first = True
                 async for event in events:
@@ -162,7 +171,13 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
                         await context.send_initial_metadata(
                             ((FIRST_EVENT_ID, str(events.seq)),))
                     first = False
-                    yield event
+                    kept = None if shared is None else shared()
+                    if kept is None:
+                        yield event
+                        continue
+                    if kept.wire is None:
+                        kept.wire = event.SerializeToString()
+                    yield kept.wire
         except Exception as exc:
             await abort(context, exc)
 
@@ -174,7 +189,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
 
     async def SendStreamingMessage(
         self, request: pb.SendMessageRequest, context: Ctx
-    ) -> AsyncIterator[pb.StreamResponse]:
+    ) -> AsyncIterator[Sent]:
         async for event in self._stream(self.h.send_streaming_message, request, context):
             yield event
 
@@ -189,7 +204,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
 
     async def SubscribeToTask(
         self, request: pb.SubscribeToTaskRequest, context: Ctx
-    ) -> AsyncIterator[pb.StreamResponse]:
+    ) -> AsyncIterator[Sent]:
         async for event in self._stream(self.h.subscribe_to_task, request, context):
             yield event
 

@@ -73,9 +73,9 @@ class StreamCalls:
         # the task on, as that replica writes it, to its end.
         run.settled.add_done_callback(
             lambda done: None if isinstance(done.result(), TaskFencedError) else sub.end())
-        return EventStream(Follow(stack, sub, first),
-                           ready=lambda: ready(sub.peek(), first - 1), announce=announces(ctx),
-                           first_sent=release)
+        follow = Follow(stack, sub, first)
+        return EventStream(follow, ready=lambda: ready(sub.peek(), first - 1),
+                           announce=announces(ctx), first_sent=release, kept=follow.kept)
 
     async def _duplicate_stream(self, dup: Duplicate, scope: Scope) -> EventStream:
         """A retried stream: the task as it stands and what follows, or the reply."""
@@ -93,7 +93,8 @@ class StreamCalls:
         if tail.state in states.SETTLED:
             await tail.stack.aclose()
             return EventStream(one(tail.seq, StreamResponse(task=tail.task)))
-        return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq))
+        return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq),
+                           kept=lambda: tail.kept)
 
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext
@@ -115,4 +116,4 @@ class StreamCalls:
                 "events to subscribe to. Use GetTask to read it"
             )
         return EventStream(follow_task(found, last), ready=lambda: ready(found.sub.peek(),
-                           found.seq), announce=announces(ctx))
+                           found.seq), announce=announces(ctx), kept=lambda: found.kept)

@@ -158,7 +158,7 @@ class RestV03Endpoints:
                 note(exc, f"REST 0.3 {request.path}")
                 return error_response(exc)
             return await sse.stream(
-                request, events, render=lambda ev: codec.to_dict(proto03.event_out(ev)),
+                request, events, render=lambda ev, _: codec.to_dict(proto03.event_out(ev)),
                 render_error=lambda exc: (_noted(exc, request), None),
                 keepalive=self.keepalive)
 
