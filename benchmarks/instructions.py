@@ -14,7 +14,9 @@ Scenarios: `send` (SendMessage `hello`, 32 at a time, each answer checked),
 both threads are counted, the store's worker and SQLite's own C code
 included, not the kernel's work behind its writes) and `event`
 (SendStreamingMessage `stream 100`, 4 at a time, every event rendered as a
-JSON-RPC SSE payload, per event). `--python` counts another
+JSON-RPC SSE payload, per event), and `shared` (a task that 4
+SubscribeToTask readers follow, 4 such tasks at a time, per event: 4
+renderings of it). `--python` counts another
 interpreter (a virtualenv with the project installed).
 """
 
@@ -28,13 +30,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = {"send": 320, "sqlite": 320, "event": 40}
-LARGE = {"send": 1600, "sqlite": 1600, "event": 200}
-# operations per unit: a `stream 100` carries 103 events
-PER = {"send": 1, "sqlite": 1, "event": 103}
+SMALL = {"send": 320, "sqlite": 320, "event": 40, "shared": 8}
+LARGE = {"send": 1600, "sqlite": 1600, "event": 200, "shared": 40}
+# operations per unit: a `stream 100` carries 103 events; `shared`: a task's
+# WORKING, 100 chunks and COMPLETED, each to its 4 readers (counted per event)
+PER = {"send": 1, "sqlite": 1, "event": 103, "shared": 102}
+READERS = 4
 
 WORKLOAD = '''
-import asyncio, sys, tempfile, uuid
+import asyncio, collections, sys, tempfile, uuid
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from a2a_grpc.agents.demo import DemoAgent, demo_card
@@ -42,6 +46,7 @@ from a2a_grpc.app.admission import Admission, AdmissionOptions
 from a2a_grpc.app.http import tune_collector
 from a2a_grpc.bridge import codec
 from a2a_grpc.bridge.jsonrpc import reply
+from a2a_grpc.bridge.sse import frame as sse_frame
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
@@ -61,7 +66,17 @@ async def main(scenario, n, folder):
         store = SqliteTaskStore(Path(folder) / "tasks.db")
         await store.open()
     metrics = Metrics()
-    service = ObservedService(Admission(RequestHandler(DemoAgent(), demo_card(), store=store),
+    waiting = collections.defaultdict(asyncio.Event)
+
+    class Waits(DemoAgent):  # `wait`: WORKING, then (once told) `stream 100`'s chunks
+        async def execute(self, context, events):
+            if context.text != "wait":
+                return await super().execute(context, events)
+            await events.working()
+            await waiting[context.task_id].wait()
+            await self._stream(events, 100, 0)
+
+    service = ObservedService(Admission(RequestHandler(Waits(), demo_card(), store=store),
                                         AdmissionOptions(1024), metrics.registry),
                               "jsonrpc", metrics)
     ctx = CallContext.from_headers({{"a2a-version": "1.0"}})
@@ -75,16 +90,39 @@ async def main(scenario, n, folder):
             answer = await service.send_message(request("hello"), ctx)
             assert answer.task.artifacts[0].parts[0].text == "echo: hello"
 
+    def sse(events, event):  # as the JSON-RPC edge writes an event (bridge/sse.py)
+        return sse_frame(reply(1, result=codec.printed_event(event, events.kept())),
+                         event_id=events.seq)
+
     async def stream(k):
         for _ in range(k):
             events = await service.send_streaming_message(request("stream 100"), ctx)
             count = 0
             async for event in events:
-                codec.dumps(reply(1, result=codec.to_dict(event)))
+                sse(events, event)
                 count += 1
             assert count == 103
 
-    work, width = (stream, 4) if scenario == "event" else (send, 32)
+    async def read(events):
+        count = 0
+        async for event in events:
+            sse(events, event)
+            count += 1
+        assert count == 102, count  # WORKING, 100 chunks, COMPLETED
+
+    async def shared(k):  # a task that {readers} streams follow (SubscribeToTask)
+        for _ in range(k):
+            asked = request("wait")
+            asked.configuration.return_immediately = True
+            task = (await service.send_message(asked, ctx)).task
+            streams = [await service.subscribe_to_task(pb.SubscribeToTaskRequest(id=task.id),
+                                                       ctx) for _ in range({readers})]
+            for events in streams:
+                await events.__anext__()  # the task: each reader is subscribed
+            waiting[task.id].set()
+            await asyncio.gather(*(read(events) for events in streams))
+
+    work, width = {{"event": (stream, 4), "shared": (shared, 4)}}.get(scenario, (send, 32))
     await asyncio.gather(*(work(2) for _ in range(width)))  # warm-up
     tune_collector()  # as serve does once it is up
     await asyncio.gather(*(work(n // width) for _ in range(width)))
@@ -99,7 +137,7 @@ with tempfile.TemporaryDirectory() as folder:
 
 def count(python: str, scenario: str, n: int) -> int:
     """Instructions callgrind counted for a whole run of `n` units."""
-    script = WORKLOAD.format(root=str(ROOT), scenario=scenario, n=n)
+    script = WORKLOAD.format(root=str(ROOT), scenario=scenario, n=n, readers=READERS)
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", script],
         capture_output=True, text=True, check=False)
@@ -114,13 +152,14 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     # Checked below, not with `choices`: Python 3.11's argparse checks an empty
     # `*` positional (or its list default) against the choices and refuses it.
-    parser.add_argument("scenarios", nargs="*", metavar="{send,sqlite,event}")
+    parser.add_argument("scenarios", nargs="*", metavar="{send,sqlite,event,shared}")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter to count (its environment must have the "
                              "project's dependencies)")
     args = parser.parse_args()
     if unknown := set(args.scenarios) - set(PER):
-        parser.error(f"unknown scenario {', '.join(sorted(unknown))}: send, sqlite or event")
+        parser.error(f"unknown scenario {', '.join(sorted(unknown))}: send, sqlite, event "
+                     "or shared")
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
     for scenario in args.scenarios or list(PER):
