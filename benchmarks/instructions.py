@@ -91,7 +91,7 @@ async def main(scenario, n, folder):
             assert answer.task.artifacts[0].parts[0].text == "echo: hello"
 
     def sse(events, event):  # as the JSON-RPC edge writes an event (bridge/sse.py)
-        return sse_frame(reply(1, result=codec.printed_event(event, events.kept())),
+        return sse_frame(reply(1, result=codec.printed_event(event, events.shared())),
                          event_id=events.seq)
 
     async def stream(k):

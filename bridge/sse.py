@@ -111,7 +111,7 @@ async def stream(
     ticker: _Ticker | None = None
     counter = 0
     frames: list[bytes] = []  # rendered, not yet written
-    kept = events.kept
+    shared = events.shared
     try:
         try:
             await response.prepare(request)
@@ -119,7 +119,7 @@ async def stream(
             async for event in events:
                 counter += 1
                 seq = events.seq if events.numbered else counter
-                frames.append(frame(render(event, kept()), event_id=seq))
+                frames.append(frame(render(event, shared()), event_id=seq))
                 if not events.ready():  # the next read may wait: send what we have
                     await _flush(response, frames)
                     ticker.wrote = loop.time()

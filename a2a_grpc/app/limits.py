@@ -33,7 +33,7 @@ from prometheus_client import CollectorRegistry, Counter
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError
-from a2a_grpc.core.stream import EventStream, Numbered
+from a2a_grpc.core.stream import EventStream, Kept, Numbered
 from a2a_grpc.generated import a2a_pb2 as pb
 
 MAX_BUCKETS = 100_000  # callers remembered by the rate limit (the least recent go first)
@@ -94,6 +94,10 @@ class _Released:
             raise
         return self._inner.seq, event
 
+    @property
+    def kept(self) -> Kept | None:  # core/stream.py Keeps: the inner stream's, as it shows it
+        return self._inner.shared()
+
     def _done(self) -> None:
         release, self._release = self._release, _nothing
         release()
@@ -151,9 +155,9 @@ class LimitedService:
         if not limit:
             self._release(key)
             return stream
-        return EventStream(_Released(stream, lambda: self._release(key)),
-                           numbered=stream.numbered, ready=stream.ready,
-                           announce=stream.announce, kept=stream.kept)
+        released = _Released(stream, lambda: self._release(key))
+        return EventStream(released, numbered=stream.numbered, ready=stream.ready,
+                           announce=stream.announce, keeps=released)
 
     def _release(self, key: str) -> None:
         left = self._streams.get(key, 1) - 1

@@ -27,6 +27,14 @@ class Kept:
         self.wire: bytes | None = None
 
 
+class Keeps(Protocol):
+    """A source that knows, for the event it returned last, the `Kept` that
+    other streams share (None when no other stream carries that event)."""
+
+    @property
+    def kept(self) -> Kept | None: ...
+
+
 class Source(Protocol):
     """What an EventStream reads: an async generator of Numbered, or any
     object with the two methods it uses."""
@@ -75,22 +83,23 @@ class EventStream(AsyncIterator[StreamResponse]):
     applied to each event before it is returned (how the call's protocol
     version shows it; it returns a copy if it changes anything, as streams
     share their events). `watcher`, when set, is told of each event and of
-    the end (`Watcher`). `kept` (from the source) gives the `Kept` of the
-    event just read when other streams share it (`kept()` says None for an
-    event of its own: not shared, or changed by the view).
+    the end (`Watcher`). `keeps` (the source, or what stands for it) knows
+    the `Kept` of the event just read when other streams share it;
+    `shared()` gives it, or None for an event of this stream's own (not
+    shared, or changed by the view).
     """
 
-    __slots__ = ("_first_sent", "_kept", "_reads", "_ready", "_source", "_viewed", "announce",
-                 "numbered", "seq", "view", "watcher")
+    __slots__ = ("_first_sent", "_keeps", "_reads", "_ready", "_source", "_viewed",
+                 "announce", "numbered", "seq", "view", "watcher")
 
     def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
                  first_sent: Callable[[], None] | None = None,
-                 kept: Callable[[], Kept | None] | None = None) -> None:
+                 keeps: Keeps | None = None) -> None:
         self._source = source
         self._ready = ready
         self._first_sent = first_sent
-        self._kept = kept
+        self._keeps = keeps
         self._viewed = False  # the last event returned is the view's copy
         self._reads = 0
         self.numbered = numbered
@@ -102,9 +111,10 @@ class EventStream(AsyncIterator[StreamResponse]):
     def ready(self) -> bool:
         return self._ready is not None and self._ready()
 
-    def kept(self) -> Kept | None:
+    def shared(self) -> Kept | None:
         """Where to keep, or find, what an edge makes of the last event read."""
-        return None if self._kept is None or self._viewed else self._kept()
+        keeps = self._keeps
+        return None if keeps is None or self._viewed else keeps.kept
 
     def __aiter__(self) -> EventStream:
         return self

@@ -159,7 +159,7 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         try:
             check_parsed(request)
             events = await method(request, call_context(context))
-            shared = events.kept if isinstance(events, EventStream) else None
+            shared = events.shared if isinstance(events, EventStream) else None
             async with aclosing(events):  # type: ignore[type-var]
                 first = True
                 async for event in events:

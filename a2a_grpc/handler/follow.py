@@ -31,16 +31,12 @@ class Follow:
     without awaiting anything, two coroutine layers less per event of a busy
     stream."""
 
-    __slots__ = ("_done", "_first_seq", "_kept", "_stack", "_sub")
+    __slots__ = ("_done", "_first_seq", "_stack", "_sub", "kept")
 
     def __init__(self, stack: AsyncExitStack, sub: Subscription, first_seq: int) -> None:
         self._stack, self._sub, self._first_seq = stack, sub, first_seq
         self._done = False
-        self._kept: Kept | None = None
-
-    def kept(self) -> Kept | None:
-        """The last event's `Kept`, when other streams get that event too."""
-        return self._kept
+        self.kept: Kept | None = None  # the last event's, when other streams get it too
 
     async def __anext__(self) -> Numbered:
         if not self._done:
@@ -58,7 +54,7 @@ class Follow:
                 if event.seq >= self._first_seq:
                     if lifecycle.ends_stream(event.payload):
                         self._done = True
-                    self._kept = event.kept
+                    self.kept = event.kept
                     return event.seq, event.payload
         await self._stack.aclose()  # after the last event: unsubscribe
         raise StopAsyncIteration

@@ -188,3 +188,29 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_resumes(
         chunks += [e.data["artifactUpdate"]["artifact"]["parts"][0]["text"].rstrip(".")
                    for e in replay if "artifactUpdate" in e.data]
         assert chunks == [f"chunk {i}/10000" for i in range(1, 10001)]  # nothing lost
+
+
+async def test_two_limited_streams_of_one_task_get_the_same_events(
+        serving: Callable[..., Awaitable[Server]], keys: Path) -> None:
+    """Through the limits layer's wrapper, two streams sharing each event (one
+    printing for both, core/stream.py Kept) get it as each would alone."""
+    server = await serving("--api-keys", str(keys), "--max-streams", "2")
+    async with aiohttp.ClientSession() as session:
+        async with await rest(session, server, "alice", "/message:send", send("ask")) as resp:
+            task = (await resp.json())["task"]
+        assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        watching = await rest(session, server, "alice", f"/tasks/{task['id']}:subscribe")
+        assert watching.status == 200
+        head = await watching.content.readuntil(b"\n\n")  # the task: it is subscribed
+        answer = send("blue")
+        answer["message"]["taskId"] = task["id"]  # type: ignore[index]
+        async with await rest(session, server, "alice", "/message:stream", answer) as resp:
+            assert resp.status == 200
+            answered, _ = parse_sse(await resp.text())
+        watched, _ = parse_sse(head.decode() + (await watching.content.read()).decode())
+        watching.close()
+    live = [(e.id, e.data) for e in answered]
+    assert [(e.id, e.data) for e in watched[1:]] == live  # after the subscriber's snapshot
+    assert [next(iter(d)) for _, d in live] == ["task", "statusUpdate", "artifactUpdate",
+                                                "statusUpdate"]
+    assert live[-1][1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
