@@ -23,7 +23,9 @@ the client gone, cancels the loop that reads the source.
 
 Events that are already waiting when one is read (the source says so with
 `ready()`) are rendered and written together: one write, one system call,
-for a burst of events instead of one each.
+for a burst of events instead of one each. The first event is written
+alone, at once: the run holds back for it until the stream asks for the
+second (core/stream.py `first_sent`).
 """
 
 from __future__ import annotations
@@ -120,7 +122,10 @@ async def stream(
                 counter += 1
                 seq = events.seq if events.numbered else counter
                 frames.append(frame(render(event, shared()), event_id=seq))
-                if not events.ready():  # the next read may wait: send what we have
+                # The first event goes out before the second is read (which tells
+                # the run its stream has started: EventStream.first_sent); after
+                # it, whatever is here when the next read may wait.
+                if counter == 1 or not events.ready():
                     await _flush(response, frames)
                     ticker.wrote = loop.time()
             await _flush(response, frames)

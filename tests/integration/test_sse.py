@@ -166,13 +166,17 @@ async def test_card(stack: StackFactory) -> None:
 
 async def test_first_event_goes_out_while_the_agent_still_works(stack: StackFactory) -> None:
     """An agent that emits without awaiting anything else does not run to its end
-    before its stream sends the first event."""
+    before its stream sends the first event. It gives the loop back every
+    quantum (execution/turns.py, about a hundred chunks here); the client
+    shares that loop, so it reads the first event a quantum or two into the
+    run, never near its end (half of it allows ten quanta)."""
     produced = 0
+    chunks = 2000
 
     async def script(ctx: RequestContext, ev: TaskEvents) -> None:
         nonlocal produced
         await ev.working()
-        for i in range(500):
+        for i in range(chunks):
             produced += 1
             await ev.artifact(f"chunk {i}", artifact_id="a", append=i > 0)
         await ev.complete()
@@ -182,8 +186,9 @@ async def test_first_event_goes_out_while_the_agent_still_works(stack: StackFact
         await resp.content.readuntil(b"\n\n")
         at_first_event = produced
         events, _ = parse_sse(await resp.text())
-    assert at_first_event < 100, f"{at_first_event} of 500 chunks were made before the first event"
-    assert len(events) == 500 + 2  # every chunk still arrives, then COMPLETED
+    assert at_first_event < chunks // 2, (
+        f"{at_first_event} of {chunks} chunks were made before the first event")
+    assert len(events) == chunks + 2  # every chunk still arrives, then COMPLETED
     assert events[-1].data["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
