@@ -57,7 +57,9 @@ from a2a_grpc.cards.card import (
     host_port,
     public_card,
 )
+from a2a_grpc.core import media
 from a2a_grpc.core.contract import A2AService
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
@@ -69,6 +71,16 @@ from a2a_grpc.stores import open_store
 __all__ = ["gateway", "serve"]
 
 log = logging.getLogger("a2a_grpc")
+
+
+def _warn_unknown_modes(card: AgentCard) -> None:
+    """Say once, at start, which of the card's modes accept nothing: a user
+    porting a card sees why its parts are refused before a client does."""
+    unknown = media.unknown_modes(card)
+    if unknown:
+        log.warning("the agent card's modes %s are neither media types (type/subtype) nor "
+                    "words this server reads (%s): parts are never accepted by them",
+                    ", ".join(repr(m) for m in unknown), ", ".join(sorted(media.WORDS)))
 
 
 async def _retention(handler: RequestHandler, max_age_s: float) -> None:
@@ -103,6 +115,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     interrupted_only = settings.agent.follow_ups == "interrupted"
     auth = auth_options(settings.security, net)
     card = card_for(agent)
+    _warn_unknown_modes(card)
     verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
     gate = Gate(card, verifiers)
     keys = signing_keys.load(push.keys_dir, card_keys)

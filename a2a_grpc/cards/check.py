@@ -19,6 +19,7 @@ from google.api import field_behavior_pb2
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from a2a_grpc.core import media
 from a2a_grpc.generated import a2a_pb2 as pb
 
 BINDINGS = ("JSONRPC", "GRPC", "HTTP+JSON")
@@ -192,6 +193,13 @@ def _skills(card: dict[str, Any], found: list[Finding]) -> None:
         places += [(f"skills[{i}].{k}", _dict(raw).get(k)) for k in ("inputModes", "outputModes")]
     for where, modes in places:
         for mode in _list(modes):
-            if not MEDIA_TYPE.match(str(mode)):
+            if MEDIA_TYPE.match(str(mode)):
+                continue
+            word = str(mode).strip().lower()
+            if word in media.WORDS:
+                found.append(Finding("warning", where, f"{mode!r} is a bare word, not a media "
+                                     f"type: this server reads it as {media.WORDS[word]}, "
+                                     "others may refuse it; write a media type (text/plain)"))
+            else:
                 found.append(Finding("warning", where, f"{mode!r} is not a media type "
-                                     "(type/subtype)"))
+                                     "(type/subtype): it accepts nothing"))

@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.core.media import accepted, matches, media_type_of
+from a2a_grpc.core.media import accepted, matches, media_type_of, unknown_modes
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
@@ -176,3 +176,36 @@ def test_answers_are_remembered_per_card_object_and_bounded() -> None:
     for i in range(200):
         assert accepted(f"image/x-{i}", images) and not accepted(f"audio/x-{i}", images)
     assert accepted("image/png", images) and not accepted("application/json", images)
+
+
+def test_bare_words_in_a_card_are_read_as_the_drafts_meant_them() -> None:
+    assert matches("text/plain", ["text"]) and matches("text/markdown", ["TEXT"])
+    assert matches("application/json", ["data"]) and matches("application/json", ["json"])
+    assert matches("application/pdf", ["file"]) and matches("image/png", ["image"])
+    assert not matches("image/png", ["text", "data"])
+    assert not matches("text/plain", ["task-status"])
+    card = pb.AgentCard(default_input_modes=["text", "text/plain", "bogus"],
+                        default_output_modes=["task-status", "bogus"],
+                        skills=[pb.AgentSkill(id="s", input_modes=["file", "x-y"])])
+    assert unknown_modes(card) == ["bogus", "task-status", "x-y"]
+    assert unknown_modes(pb.AgentCard(default_input_modes=["text/*", "*/*", "image/*"])) == []
+
+
+async def test_a_card_of_bare_words_takes_text_on_every_binding(stack: StackFactory) -> None:
+    async def done(context: RequestContext, events: TaskEvents) -> None:
+        await events.artifact(context.text)
+        await events.complete()
+
+    agent = ScriptedAgent(done)
+    card = pb.AgentCard(name="w", description="d", version="1", default_input_modes=["text"],
+                        default_output_modes=["text", "task-status"])
+    agent.card = card  # type: ignore[attr-defined]
+    s = await stack(agent, card=card)
+    for binding in ("grpc", "jsonrpc", "rest"):
+        client = s.binding(binding)
+        sent = await send(client, pb.SendMessageRequest(message=pb.Message(
+            message_id=f"w-{binding}", role=pb.ROLE_USER, parts=[pb.Part(text="hi")])))
+        assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+        with pytest.raises(CallFailed) as info:
+            await client.call("SendMessage", with_part(pb.Part(raw=b"x", media_type=UNKNOWN)))
+        assert info.value.reason == "CONTENT_TYPE_NOT_SUPPORTED"

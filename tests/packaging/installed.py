@@ -49,19 +49,21 @@ def message() -> dict[str, object]:
 
 
 @asynccontextmanager
-async def serving(python: Path, cwd: Path, *flags: str) -> AsyncIterator[tuple[int, int]]:
-    """`python -m a2a_grpc serve FLAGS` in `cwd`, as (its gRPC port, its HTTP port)."""
+async def serving(python: Path, cwd: Path, *flags: str,
+                  log: list[str] | None = None) -> AsyncIterator[tuple[int, int]]:
+    """`python -m a2a_grpc serve FLAGS` in `cwd`, as (its gRPC port, its HTTP port);
+    what it printed before it listened is added to `log`."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = await asyncio.create_subprocess_exec(
         str(python), "-m", "a2a_grpc", "serve", "--grpc-port", "0", "--http-port", "0", *flags,
         cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     try:
         assert proc.stdout is not None
-        log = []
+        printed = [] if log is None else log
         while not (found := LISTENING.search(line := (await asyncio.wait_for(
                 proc.stdout.readline(), 60)).decode())):
-            log.append(line)
-            assert line, "serve exited:\n" + "".join(log)
+            printed.append(line)
+            assert line, "serve exited:\n" + "".join(printed)
         grpc_port, http_port = (int(g) for g in found.groups())
         yield grpc_port, http_port
     finally:

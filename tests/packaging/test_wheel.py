@@ -172,3 +172,68 @@ async def test_the_all_install_serves_with_every_extra(installed_all: Path, tmp_
     finally:
         await drop_schema(schema)
         await drop_prefix(prefix)
+
+
+WORDY_AGENT = '''
+from a2a_grpc import AgentExecutor
+from a2a_grpc.generated.a2a_pb2 import AgentCard
+
+
+class Wordy(AgentExecutor):
+    """Modes as the JavaScript SDK's samples write them: bare words."""
+
+    card = AgentCard(name="wordy", description="d", version="1",
+                     default_input_modes=["text"],
+                     default_output_modes=["text", "task-status"])
+
+    async def execute(self, context, events):
+        await events.artifact("got " + context.text)
+        await events.complete()
+'''
+
+
+async def test_a_card_with_bare_word_modes_takes_text(installed: tuple[Path, Path],
+                                                       tmp_path: Path) -> None:
+    """`["text"]` is read as text/*: text reaches the agent on every binding; a part
+    of another type is still refused; the unknown word is named once at start."""
+    _, python = installed
+    (tmp_path / "wordy.py").write_text(WORDY_AGENT)
+    printed: list[str] = []
+    unknown = {"messageId": "u", "role": "ROLE_USER", "parts": [
+        {"raw": "AAE=", "mediaType": "application/x-unknown", "filename": "x.bin"}]}
+    async with serving(python, tmp_path, "--store", "memory", "--agent", "wordy:Wordy",
+                       log=printed) as (grpc_port, http_port):
+        warned = [line for line in printed if "WARNING" in line and "modes" in line]
+        assert len(warned) == 1 and "'task-status'" in warned[0], printed
+        assert "'text'" not in warned[0]
+        base = f"http://127.0.0.1:{http_port}"
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            async with http.post(base + "/", json={"jsonrpc": "2.0", "id": 1,
+                                                   "method": "SendMessage",
+                                                   "params": {"message": message()}}) as resp:
+                rpc = await resp.json()
+            async with http.post(base + "/message:send", json={"message": message()}) as resp:
+                rest = await resp.json()
+            async with http.post(base + "/", json={"jsonrpc": "2.0", "id": 2,
+                                                   "method": "SendMessage",
+                                                   "params": {"message": unknown}}) as resp:
+                refused_rpc = await resp.json()
+            async with http.post(base + "/message:send", json={"message": unknown}) as resp:
+                refused_rest = resp.status, await resp.json()
+        assert rpc["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED", rpc
+        assert rest["task"]["artifacts"][0]["parts"][0]["text"] == "got hello"
+        assert refused_rpc["error"]["code"] == -32005
+        assert refused_rest[0] == 400
+        assert refused_rest[1]["error"]["status"] == "INVALID_ARGUMENT"
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            answer = await stub.SendMessage(pb.SendMessageRequest(message=pb.Message(
+                message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
+                parts=[pb.Part(text="hello")])), metadata=(("a2a-version", "1.0"),))
+            assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await stub.SendMessage(pb.SendMessageRequest(message=pb.Message(
+                    message_id="u-grpc", role=pb.ROLE_USER, parts=[pb.Part(
+                        raw=b"\x00", media_type="application/x-unknown")])),
+                    metadata=(("a2a-version", "1.0"),))
+            assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
