@@ -4,12 +4,16 @@ ask of it, and following a task another replica runs."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
+from collections.abc import AsyncGenerator
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
 from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.stream import Numbered
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse
 from a2a_grpc.handler.access import Access
@@ -21,6 +25,7 @@ from a2a_grpc.stores import Claim, Scope, TaskStore
 
 RESTARTED = "The server restarted while this task was running; send the request again."
 ORPHANED = "The replica running this task stopped; send the request again."
+HAND_OFF_POLL = 0.5  # seconds between reads of a followed task's hand-off mark
 
 
 class Housekeeping:
@@ -75,13 +80,35 @@ class Housekeeping:
 
     async def settled_elsewhere(self, scope: Scope, task_id: str, immediately: bool,
                                  ) -> SendMessageResponse:
-        """A task another replica runs: as it stands, or (unless `immediately`)
-        once an event settles it, as a send on that replica would answer."""
+        """A task no run of this process holds (another replica's, or a run that
+        is over): as it stands, or (unless `immediately`) once an event settles
+        it, as a blocking send of it is answered. A task its agent handed off is
+        answered as it stands, as the send that handed it off was: its agent
+        may settle it hours later. A hand-off leaves no event on the bus, so
+        while the task is followed the store's mark is read every
+        `HAND_OFF_POLL` seconds (a run on another replica may hand off then)."""
         if not immediately:
             tail = await open_tail(self.bus, self.store, scope, task_id)
-            if tail.state in states.SETTLED:
+            if tail.state in states.SETTLED or await self.store.handed_off(scope, task_id):
                 await tail.stack.aclose()
             else:
-                async for _ in follow_task(tail, None):
-                    pass  # until an event settles it
+                await self._until_settled(scope, task_id, follow_task(tail, None))
         return SendMessageResponse(task=await self._access.task(scope, task_id))
+
+    async def _until_settled(self, scope: Scope, task_id: str,
+                             events: AsyncGenerator[Numbered, None]) -> None:
+        async def drain() -> None:
+            async for _ in events:
+                pass  # until an event settles it
+
+        following = asyncio.ensure_future(drain())
+        try:
+            while not (await asyncio.wait({following}, timeout=HAND_OFF_POLL))[0]:
+                if await self.store.handed_off(scope, task_id):
+                    return
+            following.result()  # its error, if any, is the caller's
+        finally:
+            following.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await following
+            await events.aclose()

@@ -90,7 +90,8 @@ class StreamCalls:
         task_id = dup.task_id or (dup.run.actor.task_id if dup.run is not None else None)
         assert task_id is not None
         tail = await open_tail(self.bus, self.store, scope, task_id)
-        if tail.state in states.SETTLED:
+        # A handed-off task: its first stream ended at the hand-off, and so does this one.
+        if tail.state in states.SETTLED or await self.store.handed_off(scope, task_id):
             await tail.stack.aclose()
             return EventStream(one(tail.seq, StreamResponse(task=tail.task)))
         return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq),

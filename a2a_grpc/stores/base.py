@@ -194,6 +194,9 @@ class TaskLog(Protocol):
         """Mark a task its agent handed off on purpose (True), or that a run holds
         again (False). `unsettled` leaves marked tasks out."""
 
+    async def handed_off(self, scope: Scope, task_id: str) -> bool:
+        """Is the task marked handed off (`set_handed_off`)? False for an unknown one."""
+
     async def count_states(self) -> dict[int, int]:
         """How many tasks are in each state (TaskState number -> count), all
         tenants and owners (metrics)."""

@@ -152,6 +152,9 @@ class MemoryTaskStore:
         else:
             self._handed_off.discard((scope, task_id))
 
+    async def handed_off(self, scope: Scope, task_id: str) -> bool:
+        return (scope, task_id) in self._handed_off
+
     async def ping(self) -> bool:
         return True
 

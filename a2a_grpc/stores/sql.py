@@ -199,16 +199,13 @@ class SqlTaskStore:
         return await self._reads.list_tasks(query)
 
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
-        rows = await self._query(f"looking up task {task_id}",
-                                 "SELECT 1 FROM a2a_tasks WHERE tenant = ? AND id = ?",
-                                 tenant, task_id)
-        return bool(rows)
+        return await self._reads.task_id_taken(tenant, task_id)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        rows = await self._query("reading message ids",
-                                 "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? "
-                                 "AND message_id = ?", scope.tenant, scope.owner, message_id)
-        return str(rows[0][0]) if rows else None
+        return await self._reads.task_for_message(scope, message_id)
+
+    async def handed_off(self, scope: Scope, task_id: str) -> bool:
+        return await self._reads.handed_off(scope, task_id)
 
     async def card_published(self, name: str, digest: str, now_ns: int) -> int:
         async def work(tx: Tx) -> int:

@@ -38,6 +38,24 @@ class SqlReads:
     def __init__(self, read: Read) -> None:
         self._query = read
 
+    async def task_id_taken(self, tenant: str, task_id: str) -> bool:
+        rows = await self._query(f"looking up task {task_id}",
+                                 "SELECT 1 FROM a2a_tasks WHERE tenant = ? AND id = ?",
+                                 tenant, task_id)
+        return bool(rows)
+
+    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+        rows = await self._query("reading message ids",
+                                 "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? "
+                                 "AND message_id = ?", scope.tenant, scope.owner, message_id)
+        return str(rows[0][0]) if rows else None
+
+    async def handed_off(self, scope: Scope, task_id: str) -> bool:
+        rows = await self._query("reading a task's hand-off mark",
+                                 "SELECT handed_off FROM a2a_tasks WHERE tenant = ? AND id = ? "
+                                 "AND owner = ?", scope.tenant, task_id, scope.owner)
+        return bool(rows) and bool(rows[0][0])
+
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         rows = await self._query(f"reading task {task_id}", GET_TASK, scope.tenant, task_id)
         rows = [r for r in rows if r[5] == scope.owner]

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import grpc
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
+from a2a_grpc.core.context import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
-from tests.conftest import Serve, send_request
+from a2a_grpc.handler.housekeeping import HAND_OFF_POLL
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.stores.sqlite import SqliteTaskStore
+from tests.agents import HandOffAgent
+from tests.conftest import Serve, StackFactory, send_request
 from tests.fakes import Gate, ScriptedAgent
 from tests.grpc_errors import fails
 
@@ -97,3 +103,58 @@ async def test_the_follow_up_of_a_task_is_deduplicated_too(serve: Serve) -> None
     done = (await s.stub.SendMessage(answer)).task
     again = (await s.stub.SendMessage(answer)).task  # not "task is completed" (a retry)
     assert again == done and again.status.state == pb.TASK_STATE_COMPLETED
+
+
+# A retry is answered as the first call would be answered now: for a task its
+# agent handed off, at once, though the task may not settle for hours.
+# (The timeouts below tell a hang apart from an answer; they time nothing.)
+ANSWERED = 10.0
+
+
+@pytest.mark.parametrize("binding", ["grpc", "jsonrpc", "rest"])
+async def test_a_retried_send_of_a_handed_off_task_is_answered_at_once(
+        stack: StackFactory, binding: str) -> None:
+    agent = HandOffAgent()
+    s = await stack(agent, card=agent.card)
+    client = s.binding(binding)
+    request = send_request("handoff", message_id=f"retry-{binding}")
+    first = await asyncio.wait_for(client.call("SendMessage", request), ANSWERED)
+    again = await asyncio.wait_for(client.call("SendMessage", request), ANSWERED)
+    assert isinstance(first, pb.SendMessageResponse) and isinstance(again, pb.SendMessageResponse)
+    assert again.task.id == first.task.id
+    assert again.task.status.state == first.task.status.state == pb.TASK_STATE_WORKING
+    streamed = await asyncio.wait_for(client.stream("SendStreamingMessage", request), ANSWERED)
+    assert [e.WhichOneof("payload") for e in streamed] == ["task"]
+    assert streamed[0].task.id == first.task.id
+
+
+async def test_a_retry_on_another_replica_of_a_handed_off_task(tmp_path: Path) -> None:
+    """Two handlers on one SQLite file stand for two replicas: the retry lands on
+    the one that did not run the task, after the hand-off and while the run
+    still held the task (the hand-off is seen from the store's mark)."""
+    store = SqliteTaskStore(tmp_path / "shared.db")
+    await store.open()
+    agent = HandOffAgent()
+    one, two = (RequestHandler(agent, agent.card, store=store, replicated=True)
+                for _ in range(2))
+    try:
+        request = send_request("handoff", message_id="across")
+        first = await asyncio.wait_for(one.send_message(request, CallContext()), ANSWERED)
+        again = await asyncio.wait_for(two.send_message(request, CallContext()), ANSWERED)
+        assert again.task.id == first.task.id
+        assert again.task.status.state == pb.TASK_STATE_WORKING
+
+        held = send_request("hold", message_id="held")
+        holding = asyncio.ensure_future(one.send_message(held, CallContext()))
+        await asyncio.wait_for(agent.holding.wait(), ANSWERED)
+        retry = asyncio.ensure_future(two.send_message(held, CallContext()))
+        done, _ = await asyncio.wait({holding, retry}, timeout=2 * HAND_OFF_POLL)
+        assert not done  # both wait for the run, which holds the task WORKING
+        agent.release()
+        first, again = await asyncio.wait_for(asyncio.gather(holding, retry), ANSWERED)
+        assert again.task.id == first.task.id
+        assert again.task.status.state == pb.TASK_STATE_WORKING
+    finally:
+        await one.close()
+        await two.close()
+        await store.close()

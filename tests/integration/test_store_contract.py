@@ -283,6 +283,10 @@ async def test_handed_off_tasks_are_not_unsettled(maker: Maker) -> None:
     await store.set_handed_off(ME, "no-such-task", True)  # nothing to mark: no error
     left = sorted(s.task.id for _, s in await store.unsettled())
     assert left == sorted([working[1].id, working[2].id])
+    marked = [await store.handed_off(ME, t.id) for t in working]
+    assert marked == [True, False, False]
+    assert not await store.handed_off(ME, "no-such-task")
+    assert not await store.handed_off(YOU, working[0].id)  # another caller's view
     await store.close()
     reopened = await maker()  # the mark is kept with the task
     assert sorted(s.task.id for _, s in await reopened.unsettled()) == left
