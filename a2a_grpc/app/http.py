@@ -44,6 +44,8 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
     app = create_app(service, card, options.config, jwks, metrics,
                      None if readiness is None else readiness.probe, observed=True,
                      inspector=inspector)
+    if readiness is not None:
+        app.on_response_prepare.append(_closing_while(readiness))
     ssl_context = None
     if options.tls is not None:
         ssl_context = options.tls.ssl_context()
@@ -61,6 +63,32 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
             f"cannot listen on {options.host}:{options.port} ({exc.strerror})") from exc
     port: int = runner.addresses[0][1]
     return runner, port
+
+
+def _closing_while(readiness: Readiness) -> Any:
+    """Once the server drains, every response says `Connection: close` and its
+    connection is closed after it: a client's pool never keeps a connection
+    that the server will close under its next request."""
+    async def on_prepare(_: web.Request, response: web.StreamResponse) -> None:
+        if readiness.draining:
+            response.force_close()  # aiohttp's own header is written before this hook
+            response.headers["Connection"] = "close"
+
+    return on_prepare
+
+
+async def linger(runner: web.AppRunner, deadline: float) -> int:
+    """Wait until no HTTP connection is open, or the loop's clock reaches
+    `deadline`; returns how many are still open. Each answer of a draining
+    server closes its connection (`_closing_while`), so a connection still
+    open is one its client may send on: closing it then could meet that
+    request; until the deadline the server still answers it (refused,
+    retryable). Polled: aiohttp tells no event when a connection closes."""
+    loop = asyncio.get_running_loop()
+    server = runner.server
+    while server is not None and server.connections and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    return 0 if server is None else len(server.connections)
 
 
 def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:

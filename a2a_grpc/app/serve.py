@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from opentelemetry import trace
@@ -25,6 +25,7 @@ from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.http import (
     http_interfaces,
+    linger,
     start_http,
     start_operations,
     tune_collector,
@@ -210,17 +211,22 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                         "use", advertised_host(grpc_host))
         tune_collector()
         await wait_for_signal()
-        await drain(admission, readiness, grpc_server, bus, handler, notice, grace)
+        await drain(admission, readiness, grpc_server, bus, handler, notice, grace,
+                    lambda deadline: linger(runner, deadline))
     log.info("stopped")
 
 
 async def drain(admission: Admission, readiness: Readiness, grpc_server: GrpcServer,
-                bus: EventBus, handler: RequestHandler, notice: float, grace: float) -> None:
+                bus: EventBus, handler: RequestHandler, notice: float, grace: float,
+                connections: Callable[[float], Awaitable[int]] | None = None) -> None:
     """SIGTERM: not ready at once, calls still taken for `notice` s (a load
     balancer stops routing here meanwhile); then new calls refused, open
     streams ended for their clients to resume elsewhere, and up to `grace` s
-    for the calls in progress and the running agents to finish. What is still
-    running after that is left (a survivor takes it over, or the next start)."""
+    for the calls in progress and the running agents to finish, and for
+    clients to let go of their HTTP connections (`connections(deadline)`:
+    answered, each closing its connection, until none is left open). What is
+    still running after that is left (a survivor takes it over, or the next
+    start)."""
     log.info("shutting down: /readyz answers 503; calls are taken for %g s more, then "
              "refused; then up to %g s for calls and runs to finish", notice, grace)
     readiness.drain()
@@ -229,18 +235,21 @@ async def drain(admission: Admission, readiness: Readiness, grpc_server: GrpcSer
     admission.drain("this server is shutting down: retry, another replica will answer")
     ended = bus.interrupt("this server is shutting down: resume the stream (another replica "
                           "will answer)")
+    deadline = asyncio.get_running_loop().time() + grace
     try:
-        async with asyncio.timeout(grace):
+        async with asyncio.timeout_at(deadline):
             await admission.idle()
             for _ in iter(lambda: handler.live_tasks, 0):  # runs end on their own: poll
                 await asyncio.sleep(0.05)
     except TimeoutError:
         pass
     calls_done, left = not admission.inflight, handler.live_tasks
-    log.info("drained: %d stream(s) ended for their clients to resume; %s; %s", ended,
+    still_open = 0 if connections is None else await connections(deadline)
+    log.info("drained: %d stream(s) ended for their clients to resume; %s; %s%s", ended,
              "no call in progress" if calls_done else f"{admission.inflight} call(s) cut",
              f"{left} task(s) still running, left for another replica or the next start"
-             if left else "every run finished")
+             if left else "every run finished",
+             f"; {still_open} idle HTTP connection(s) closed" if still_open else "")
 
 
 def start_tracing() -> Callable[[], None]:
