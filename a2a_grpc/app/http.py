@@ -86,7 +86,8 @@ async def linger(runner: web.AppRunner, deadline: float) -> int:
     retryable). Polled: aiohttp tells no event when a connection closes."""
     loop = asyncio.get_running_loop()
     server = runner.server
-    while server is not None and server.connections and loop.time() < deadline:
+    for _ in iter(lambda: server is None or not server.connections
+                  or loop.time() >= deadline, True):
         await asyncio.sleep(0.05)
     return 0 if server is None else len(server.connections)
 
