@@ -296,6 +296,7 @@ class A2AClient:
                         task_id = task_id or _task_id(event)
                         yield event
                         if lifecycle.ends_stream(event):
+                            await _read_end(stream)
                             return
                     if not task_id:
                         return
@@ -319,6 +320,24 @@ class A2AClient:
                                           extensions=declare)
         finally:
             await stream.aclose()
+
+
+# How long the end of a stream is waited for after its last event.
+END_WAIT = 2.0
+
+
+async def _read_end(stream: EventStream) -> None:
+    """The server ends a stream after the event that settles its task: read
+    that end (a gRPC call's status and trailers, the end of the HTTP body)
+    rather than cancel the call under it, so that what was recorded of it
+    (the inspector's wire view) is what the server did, and an HTTP
+    connection goes back to the pool whole. One read, briefly: a server that
+    sends more after the end, or never ends, is cut."""
+    try:
+        async with asyncio.timeout(END_WAIT):
+            await anext(aiter(stream), None)
+    except (TimeoutError, A2AError):
+        pass  # the caller has every event; how the server closed is not its concern
 
 
 def _task_id(event: pb.StreamResponse) -> str:

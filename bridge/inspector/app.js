@@ -68,10 +68,26 @@ async function call(method, params) {
 }
 
 // A streaming call: onEvent gets each StreamResponse as it arrives.
+// The Stop button aborts it: the inspector then closes the call to the agent,
+// and the wire view marks what was still open as cancelled by the page.
 async function stream(method, params, onEvent) {
+  const stopping = new AbortController();
+  $("stop").onclick = () => stopping.abort();
+  $("stop").disabled = false;
+  try {
+    await readStream(method, params, onEvent, stopping.signal);
+  } catch (e) {
+    if (!stopping.signal.aborted) throw e;
+    Wire.stopped(method);
+  } finally {
+    $("stop").disabled = true;
+  }
+}
+
+async function readStream(method, params, onEvent, signal) {
   const resp = await fetch("/inspector/api/stream", {
     method: "POST", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body(method, params)) });
+    body: JSON.stringify(body(method, params)), signal });
   if (!resp.ok) { showError({ reason: `HTTP ${resp.status}`, message: await resp.text() }); return; }
   const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";

@@ -85,10 +85,23 @@ const Wire = (() => {
 
   function rerender() { for (const x of exchanges.values()) render(x); }
 
+  // The page stopped the stream labelled `label`: its exchanges not yet ended
+  // were cancelled by the client (the inspector closes them on its side).
+  function stopped(label) {
+    for (const x of exchanges.values()) {
+      if (x.label !== label || x.ended !== null) continue;
+      if (x.binding === "GRPC") x.response = { ...x.response, code: "CANCELLED", details: "stopped by the page" };
+      else x.error = "stopped by the page";
+      x.ended = Math.round(Date.now() - x.started * 1000);
+      render(x);
+    }
+  }
+
   return {
     add(items, label) { for (const x of items || []) update(x, label); },
     update,
     clear() { exchanges.clear(); list().replaceChildren(); document.getElementById("wire-count").textContent = ""; },
     rerender,
+    stopped,
   };
 })();

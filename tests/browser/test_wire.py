@@ -107,10 +107,29 @@ async def test_the_wire_shows_a_grpc_call(browser: Browser, server: Server) -> N
     messages = [json.loads(m) for m in await stream.locator("li.frame pre").all_text_contents()]
     assert [next(iter(m)) for m in messages] == ["task", "statusUpdate", "artifactUpdate",
                                                  "artifactUpdate", "statusUpdate"]
-    # the client stops at the final event: the status it read, or its own closing
+    # the client reads the call to its end: the status the server ended it with
     ended = await stream.locator("pre.response").text_content() or ""
-    assert "status: OK" in ended or "closed by the client after its last read" in ended
+    assert ended.rstrip().endswith("status: OK"), ended
     await steps.shot("grpc-stream")
+
+    # the agent asks: the stream ends at INPUT_REQUIRED, and the server ended it OK
+    await send(page, "ask")
+    await finished(page, "INPUT_REQUIRED")
+    asked = await exchange(page, "SendStreamingMessage", "GRPC")
+    assert "→ OK ·" in (await asked.locator("summary").text_content() or "")
+    assert "CANCELLED" not in (await asked.locator("pre.response").text_content() or "")
+    await steps.shot("grpc-ask")
+
+    # the page stops a stream of a task that goes on: that call was cancelled
+    await send(page, "slow 30")
+    await page.wait_for_selector("#state[data-state=WORKING]")
+    await page.click("#stop")
+    await page.wait_for_function("document.getElementById('send').disabled === false")
+    stopped = await exchange(page, "SendStreamingMessage", "GRPC")
+    assert "→ CANCELLED ·" in (await stopped.locator("summary").text_content() or "")
+    assert "stopped by the page" in (await stopped.locator("pre.response").text_content() or "")
+    assert await page.is_disabled("#stop")
+    await steps.shot("grpc-stopped")
     assert steps.errors == []
 
 
