@@ -35,9 +35,10 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.core.published import service_name
 from a2a_grpc.generated import a2a_pb2 as pb
 
-SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"].full_name
+SERVICE = service_name(pb.DESCRIPTOR.services_by_name["A2AService"])
 LIMIT = 256 * 1024  # of one body or frame kept: a debug view, not an archive
 
 _current: ContextVar[Recorder | None] = ContextVar("a2a_grpc_wire", default=None)

@@ -25,6 +25,7 @@ from grpc_status import rpc_status
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import A2AError, InternalError, ParseError
+from a2a_grpc.core.published import service_name
 from a2a_grpc.core.rpc_status import rpc_status_of
 from a2a_grpc.core.stream import FIRST_EVENT_ID, EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
@@ -115,9 +116,9 @@ def register(server: grpc.aio.Server, service: ServiceDescriptor,
                                      request_deserializer=parser_for(request),
                                      response_serializer=(serialized if method.server_streaming
                                                           else response.SerializeToString))
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(service.full_name, handlers),))
-    server.add_registered_method_handlers(service.full_name, handlers)
+    name = service_name(service)  # the published name: what clients' paths say
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
+    server.add_registered_method_handlers(name, handlers)
 
 
 def serialized(message: ProtoMessage | bytes) -> bytes:

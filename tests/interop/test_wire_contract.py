@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from google.protobuf import descriptor_pb2
 
+from a2a_grpc.core.published import PREFIX, published_file
 from a2a_grpc.generated import a2a_pb2, a2a_v03_pb2
 
 PEERS = Path(__file__).parent / "peers"
@@ -115,18 +116,16 @@ def _assert_same(o: descriptor_pb2.FileDescriptorProto,
 
 def test_our_03_descriptor_equals_the_03_release(sdk03_python: Path) -> None:
     theirs = _official(sdk03_python, "a2a.grpc.a2a_pb2")
-    ours = descriptor_pb2.FileDescriptorProto()
-    a2a_v03_pb2.DESCRIPTOR.CopyToProto(ours)
-    _fill_json_names(ours.message_type, "a2a.v1.", a2a_v03_pb2.DESCRIPTOR.pool)
+    ours = published_file(a2a_v03_pb2.DESCRIPTOR)  # as on the wire (a2a_grpc.core.published)
+    _fill_json_names(ours.message_type, PREFIX + "a2a.v1.", a2a_v03_pb2.DESCRIPTOR.pool)
     assert theirs.package == ours.package == "a2a.v1"
     _assert_same(_wire_only(ours), _wire_only(theirs), rpcs=10)
 
 
 def test_our_descriptor_equals_the_official_one(sdk_python: Path) -> None:
     theirs = _official(sdk_python)
-    ours = descriptor_pb2.FileDescriptorProto()
-    a2a_pb2.DESCRIPTOR.CopyToProto(ours)
-    _fill_json_names(ours.message_type, "lf.a2a.v1.")
+    ours = published_file(a2a_pb2.DESCRIPTOR)  # as on the wire (a2a_grpc.core.published)
+    _fill_json_names(ours.message_type, PREFIX + "lf.a2a.v1.")
     _without_preview(ours)
     assert theirs.package == ours.package == "lf.a2a.v1"
     _assert_same(_contract(ours), _contract(theirs), rpcs=11)

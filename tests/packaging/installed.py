@@ -71,11 +71,12 @@ async def serving(python: Path, cwd: Path, *flags: str,
         await proc.wait()
 
 
-def make_venv(home: Path, requirement: str) -> Path:
-    """The Python of a fresh virtualenv in `home` with `requirement` installed."""
+def make_venv(home: Path, *requirements: str) -> Path:
+    """The Python of a fresh virtualenv in `home` with `requirements` installed."""
     venv.create(home / "venv", with_pip=True)
     python = home / "venv" / "bin" / "python"
-    print(f"\ninstalling {Path(requirement).name} and its dependencies into {home / 'venv'}...",
+    names = ", ".join(Path(r).name for r in requirements)
+    print(f"\ninstalling {names} and their dependencies into {home / 'venv'}...",
           file=sys.stderr)
-    run(python, "-m", "pip", "install", "-q", requirement, cwd=home)
+    run(python, "-m", "pip", "install", "-q", *requirements, cwd=home)
     return python
