@@ -36,7 +36,9 @@ def with_sdk03(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFa
 
 
 def script(name: str, into: Path) -> Path:
-    """The peer script, copied out of the repository: nothing of ours but the wheel."""
+    """The peer script (and the helper it imports), copied out of the repository:
+    nothing of ours but the wheel."""
+    shutil.copy(PEERS / "ours_in_process.py", into / "ours_in_process.py")
     copy = into / name
     shutil.copy(PEERS / name, copy)
     return copy

@@ -12,7 +12,6 @@ reflection what it serves, and prints one JSON object of what it saw.
 import asyncio
 import importlib
 import json
-import socket
 import sys
 
 # Imported in the order asked, before anything else imports either.
@@ -30,22 +29,13 @@ from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, c
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import a2a_pb2 as sdk
 from a2a.types import a2a_pb2_grpc as sdk_grpc
-from aiohttp import web
 from google.protobuf import struct_pb2, timestamp_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from ours_in_process import free_port, serve_ours
 from starlette.applications import Starlette
 
-from a2a_grpc import Interface, RequestHandler, public_card, start_grpc
 from a2a_grpc import types as ours
-from a2a_grpc.agents.demo import DemoAgent
-from a2a_grpc.bridge import create_app
 from a2a_grpc.client import A2AClient, ClientOptions
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SdkEcho(AgentExecutor):
@@ -62,22 +52,6 @@ class SdkEcho(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
-
-
-async def serve_ours():
-    grpc_port, http_port = free_port(), free_port()
-    agent = DemoAgent()
-    card = public_card(agent.card, [
-        Interface("GRPC", f"127.0.0.1:{grpc_port}"),
-        Interface("JSONRPC", f"http://127.0.0.1:{http_port}/"),
-        Interface("HTTP+JSON", f"http://127.0.0.1:{http_port}"),
-    ])
-    handler = RequestHandler(agent, card)
-    grpc_server = await start_grpc(handler, "127.0.0.1", grpc_port)
-    runner = web.AppRunner(create_app(handler, card))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    return card, grpc_server, runner
 
 
 async def serve_sdk():

@@ -11,7 +11,6 @@ object of what it saw.
 import asyncio
 import importlib
 import json
-import socket
 import sys
 import uuid
 
@@ -42,21 +41,12 @@ from a2a.types import (
     TransportProtocol,
 )
 from a2a.utils import new_task
-from aiohttp import web
 from fastapi import FastAPI
+from ours_in_process import free_port, serve_ours
 
-from a2a_grpc import Interface, RequestHandler, public_card, start_grpc
 from a2a_grpc import types as ours
-from a2a_grpc.agents.demo import DemoAgent
-from a2a_grpc.bridge import create_app
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.generated import a2a_v03_pb2 as our_v03
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class SdkEcho(AgentExecutor):
@@ -70,22 +60,6 @@ class SdkEcho(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         raise NotImplementedError
-
-
-async def serve_ours():
-    grpc_port, http_port = free_port(), free_port()
-    agent = DemoAgent()
-    card = public_card(agent.card, [
-        Interface("GRPC", f"127.0.0.1:{grpc_port}"),
-        Interface("JSONRPC", f"http://127.0.0.1:{http_port}/"),
-        Interface("HTTP+JSON", f"http://127.0.0.1:{http_port}"),
-    ], versions=("1.0", "0.3"))
-    handler = RequestHandler(agent, card)
-    grpc_server = await start_grpc(handler, "127.0.0.1", grpc_port)
-    runner = web.AppRunner(create_app(handler, card))
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    return f"http://127.0.0.1:{http_port}", grpc_server, runner
 
 
 async def serve_sdk():
@@ -142,7 +116,8 @@ async def ours_calls_sdk(base):
 
 
 async def main():
-    base, our_grpc, our_http = await serve_ours()
+    card, our_grpc, our_http = await serve_ours(versions=("1.0", "0.3"))
+    base = card.supported_interfaces[2].url
     sdk_base, sdk_http, serving = await serve_sdk()
     try:
         seen = {
