@@ -9,16 +9,17 @@ import getpass
 import json
 import logging
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from pathlib import Path
 from typing import Any
 
+from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
-from a2a_grpc.app.settings import GROUPS
+from a2a_grpc.app.settings import GROUPS, ServeSettings
 from a2a_grpc.app.settings_load import add_flags, load
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
@@ -131,6 +132,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _serve_loaded(loaded: AgentExecutor | Awaitable[AgentExecutor],
+                        settings: ServeSettings) -> None:
+    """`serve`, once an agent made by an async factory is made (in the loop)."""
+    agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
+    await serve(agent, settings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -153,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         net = settings.network
         if args.command == "serve":
             name = settings.agent.agent
-            agent = load_agent(name) if name else DemoAgent()
-            run_loop(serve(agent, settings), net.loop)
+            loaded = load_agent(name) if name else DemoAgent()
+            run_loop(_serve_loaded(loaded, settings), net.loop)
         else:
             run_loop(gateway(args.upstream, http_options(net), args.card, net.grace,
                              tuple(args.forward_header)), net.loop)

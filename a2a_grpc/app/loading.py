@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from a2a_grpc.adapters import wrap
 from a2a_grpc.agent import AgentExecutor
 
 
@@ -17,8 +21,12 @@ def from_working_directory() -> None:
         sys.path.insert(0, here)
 
 
-def load_agent(spec: str) -> AgentExecutor:
-    """`module:attr` -> an AgentExecutor (an instance, or a class/factory to call)."""
+def load_agent(spec: str) -> AgentExecutor | Awaitable[AgentExecutor]:
+    """`module:attr` -> an AgentExecutor (an instance, or a class/factory to call),
+    or a framework's agent (a compiled LangGraph graph, a Pydantic AI or an ADK
+    agent) wrapped in its adapter (a2a_grpc.adapters). An `async def` factory
+    is awaited in the server's event loop (what a graph whose checkpointer
+    opens there, such as AsyncSqliteSaver, needs): an awaitable is returned."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"--agent wants MODULE:ATTR (e.g. myagents:Echo), got {spec!r}")
@@ -27,12 +35,31 @@ def load_agent(spec: str) -> AgentExecutor:
         obj = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
+    if inspect.iscoroutinefunction(obj):
+        return _awaited(obj, spec)
+    return _agent_of(obj, spec)
+
+
+async def _awaited(factory: Callable[[], Awaitable[Any]], spec: str) -> AgentExecutor:
+    try:
+        made = await factory()
+    except Exception as exc:
+        raise ValueError(f"cannot create agent {spec!r}: {exc}") from exc
+    return _agent_of(made, spec)
+
+
+def _agent_of(obj: Any, spec: str) -> AgentExecutor:
+    agent = wrap(obj)  # a LangGraph graph, a Pydantic AI or ADK agent
+    if agent is not None:
+        return agent
     agent = obj
     if callable(obj) and not isinstance(obj, AgentExecutor):
         try:
             agent = obj()
         except Exception as exc:
             raise ValueError(f"cannot create agent {spec!r}: {exc}") from exc
+        agent = wrap(agent) or agent
     if not isinstance(agent, AgentExecutor):
-        raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor (got {type(agent).__name__})")
+        raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor, a LangGraph graph, a "
+                         f"Pydantic AI or an ADK agent (got {type(agent).__name__})")
     return agent

@@ -5,6 +5,9 @@ is missing fails with one line saying what to install, never a traceback.
     pip install 'a2a-grpc[redis]'      # --bus redis://
     pip install 'a2a-grpc[otel]'       # exporting traces (OTEL_TRACES_EXPORTER, OTLP)
     pip install 'a2a-grpc[auth]'       # JWT/OIDC callers, signed push notifications and cards
+    pip install 'a2a-grpc[langgraph]'  # serving a LangGraph graph (a2a_grpc.adapters)
+    pip install 'a2a-grpc[pydantic-ai]'  # serving a Pydantic AI agent
+    pip install 'a2a-grpc[adk]'        # serving a Google ADK agent
     pip install 'a2a-grpc[all]'
 """
 
@@ -12,7 +15,8 @@ from __future__ import annotations
 
 # extra -> the top-level modules it brings
 EXTRAS = {"postgres": ("asyncpg",), "redis": ("redis",), "otel": ("opentelemetry",),
-          "auth": ("jwt", "cryptography")}
+          "auth": ("jwt", "cryptography"), "langgraph": ("langgraph", "langchain_core"),
+          "pydantic-ai": ("pydantic_ai",), "adk": ("google",)}
 
 
 class MissingExtraError(RuntimeError):

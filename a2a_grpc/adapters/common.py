@@ -1,0 +1,47 @@
+"""What the framework adapters share: the card built from a framework agent's
+own name, description and tools, and a message's text."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from google.protobuf import json_format
+
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Message
+
+
+def adapter_card(name: str, description: str,
+                 tools: Sequence[tuple[str, str]] = ()) -> AgentCard:
+    """A card for a framework agent: its name and description, one skill for
+    the agent itself and one per tool (name, description), text in and out,
+    streaming. The server fills in the interfaces."""
+    skills = [AgentSkill(id=_skill_id(name), name=name, description=description,
+                         tags=["agent"])]
+    skills += [AgentSkill(id=_skill_id(tool), name=tool, description=about or tool,
+                          tags=["tool"]) for tool, about in tools]
+    return AgentCard(name=name, description=description, version="1.0.0",
+                     capabilities=AgentCapabilities(streaming=True),
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+                     skills=skills)
+
+
+def _skill_id(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "agent"
+
+
+def text_of(message: Message) -> str:
+    """The message as the text a framework takes: its text parts, then each
+    data part as JSON; files are named, not inlined."""
+    pieces: list[str] = []
+    for part in message.parts:
+        kind = part.WhichOneof("content")
+        if kind == "text":
+            pieces.append(part.text)
+        elif kind == "data":
+            pieces.append(json.dumps(json_format.MessageToDict(part.data)))
+        elif kind in ("raw", "url"):
+            pieces.append(f"[file {part.filename or part.url or 'attached'}"
+                          f" ({part.media_type or 'application/octet-stream'})]")
+    return "\n".join(pieces)
