@@ -173,6 +173,14 @@ class TaskSource(Protocol):
         """The events of an existing task, for use outside `execute()`; raises
         TaskNotFoundError when (tenant, owner) has no such task."""
 
+    async def context_state(self, events: TaskEvents, name: str) -> bytes | None:
+        """What the agent saved as `name` for the conversation (contextId) of
+        `events`' task, in the server's store: it outlives a restart where the
+        store does (SQLite, PostgreSQL)."""
+
+    async def save_context_state(self, events: TaskEvents, name: str, body: bytes) -> None:
+        """Keep `body` as `name` for the conversation of `events`' task."""
+
 
 Content = str | Part | Iterable[Part]
 

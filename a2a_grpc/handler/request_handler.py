@@ -275,6 +275,14 @@ class RequestHandler:
             raise TaskNotFoundError(f"task {task_id!r} not found", metadata={"taskId": task_id})
         return self._actors.outside(Scope(tenant, owner), task_id, found.task.context_id)
 
+    async def context_state(self, events: TaskEvents, name: str) -> bytes | None:
+        return await self.store.context_state(Scope(events.tenant, events.owner),
+                                              events.context_id, name)
+
+    async def save_context_state(self, events: TaskEvents, name: str, body: bytes) -> None:
+        await self.store.save_context_state(Scope(events.tenant, events.owner),
+                                            events.context_id, name, body)
+
     # -- agent card --
 
     async def get_extended_agent_card(

@@ -197,6 +197,13 @@ class TaskLog(Protocol):
     async def handed_off(self, scope: Scope, task_id: str) -> bool:
         """Is the task marked handed off (`set_handed_off`)? False for an unknown one."""
 
+    async def context_state(self, scope: Scope, context_id: str, name: str) -> bytes | None:
+        """What an agent saved as `name` for this conversation, if anything."""
+
+    async def save_context_state(self, scope: Scope, context_id: str, name: str,
+                                 body: bytes) -> None:
+        """Keep `body` as `name` for this conversation (replacing what was there)."""
+
     async def count_states(self) -> dict[int, int]:
         """How many tasks are in each state (TaskState number -> count), all
         tenants and owners (metrics)."""

@@ -39,6 +39,7 @@ class MemoryTaskStore:
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
     _outbox: dict[int, _Entry] = field(default_factory=dict)
     _handed_off: set[tuple[Scope, str]] = field(default_factory=set)
+    _contexts: dict[tuple[Scope, str, str], bytes] = field(default_factory=dict)
     _cards: dict[str, tuple[str, int]] = field(default_factory=dict)  # name -> (digest, since)
     timings: Callable[[str, float], None] | None = None  # nothing to time in memory
     _queued: bool = False
@@ -154,6 +155,13 @@ class MemoryTaskStore:
 
     async def handed_off(self, scope: Scope, task_id: str) -> bool:
         return (scope, task_id) in self._handed_off
+
+    async def context_state(self, scope: Scope, context_id: str, name: str) -> bytes | None:
+        return self._contexts.get((scope, context_id, name))
+
+    async def save_context_state(self, scope: Scope, context_id: str, name: str,
+                                 body: bytes) -> None:
+        self._contexts[(scope, context_id, name)] = bytes(body)
 
     async def ping(self) -> bool:
         return True

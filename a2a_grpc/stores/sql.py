@@ -207,6 +207,19 @@ class SqlTaskStore:
     async def handed_off(self, scope: Scope, task_id: str) -> bool:
         return await self._reads.handed_off(scope, task_id)
 
+    async def context_state(self, scope: Scope, context_id: str, name: str) -> bytes | None:
+        return await self._reads.context_state(scope, context_id, name)
+
+    async def save_context_state(self, scope: Scope, context_id: str, name: str,
+                                 body: bytes) -> None:
+        async def work(tx: Tx) -> None:
+            await tx.execute("INSERT INTO a2a_contexts (tenant, owner, context_id, name, body) "
+                             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, owner, context_id, "
+                             "name) DO UPDATE SET body = excluded.body", scope.tenant,
+                             scope.owner, context_id, name, body)
+
+        await self._guarded(work, f"saving conversation {context_id}")
+
     async def card_published(self, name: str, digest: str, now_ns: int) -> int:
         async def work(tx: Tx) -> int:
             # A replica that finds the digest already there keeps its time; a new

@@ -56,6 +56,13 @@ class SqlReads:
                                  "AND owner = ?", scope.tenant, task_id, scope.owner)
         return bool(rows) and bool(rows[0][0])
 
+    async def context_state(self, scope: Scope, context_id: str, name: str) -> bytes | None:
+        rows = await self._query("reading a conversation's state",
+                                 "SELECT body FROM a2a_contexts WHERE tenant = ? AND owner = ? "
+                                 "AND context_id = ? AND name = ?", scope.tenant, scope.owner,
+                                 context_id, name)
+        return bytes(rows[0][0]) if rows else None
+
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         rows = await self._query(f"reading task {task_id}", GET_TASK, scope.tenant, task_id)
         rows = [r for r in rows if r[5] == scope.owner]

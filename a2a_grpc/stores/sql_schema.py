@@ -8,7 +8,8 @@
   holds the `n` events up to `seq` that one batch wrote);
 - a2a_messages: user messageIds (idempotent sends); a2a_counts: tasks per
   (tenant, owner, state); a2a_push_configs and a2a_outbox: webhooks;
-- a2a_cards: the served card's digest and since when (Last-Modified).
+- a2a_cards: the served card's digest and since when (Last-Modified);
+- a2a_contexts: what an agent keeps of a conversation (context_state).
 """
 
 from __future__ import annotations
@@ -96,6 +97,13 @@ MIGRATIONS: list[list[str | tuple[str, str]]] = [
         # same on every replica)
         """CREATE TABLE a2a_cards (
             name TEXT NOT NULL PRIMARY KEY, digest TEXT NOT NULL, since_ns BIGINT NOT NULL)""",
+    ],
+    [  # 9: what an agent keeps of a conversation (its contextId), by name
+        # (framework adapters: a Pydantic AI agent's message history)
+        """CREATE TABLE a2a_contexts (
+            tenant TEXT NOT NULL, owner TEXT NOT NULL, context_id TEXT NOT NULL,
+            name TEXT NOT NULL, body {blob} NOT NULL,
+            PRIMARY KEY (tenant, owner, context_id, name))""",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

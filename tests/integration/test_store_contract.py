@@ -292,6 +292,21 @@ async def test_handed_off_tasks_are_not_unsettled(maker: Maker) -> None:
     assert sorted(s.task.id for _, s in await reopened.unsettled()) == left
 
 
+async def test_conversation_state_is_kept_by_name_per_caller(maker: Maker) -> None:
+    store = await maker()
+    assert await store.context_state(ME, "ctx-1", "history") is None
+    await store.save_context_state(ME, "ctx-1", "history", b"\x00one")
+    await store.save_context_state(ME, "ctx-1", "other", b"two")
+    await store.save_context_state(ME, "ctx-1", "history", b"\x00three")  # replaced
+    assert await store.context_state(ME, "ctx-1", "history") == b"\x00three"
+    assert await store.context_state(ME, "ctx-1", "other") == b"two"
+    assert await store.context_state(YOU, "ctx-1", "history") is None  # another caller's
+    assert await store.context_state(ME, "ctx-2", "history") is None
+    await store.close()
+    reopened = await maker()  # kept where the store keeps tasks
+    assert await reopened.context_state(ME, "ctx-1", "history") == b"\x00three"
+
+
 async def test_data_survives_reopening(maker: Maker, request: pytest.FixtureRequest) -> None:
     first = await maker()
     t = task(1)

@@ -1,0 +1,209 @@
+"""Serve a Pydantic AI agent as an A2A agent: `PydanticAIAgent(agent)`.
+
+    from a2a_grpc.adapters.pydantic_ai import PydanticAIAgent
+    served = PydanticAIAgent(agent)      # or: a2a-grpc serve --agent mymodule:agent
+
+- The conversation of a `contextId` is the agent's message history, kept in
+  the server's store (`TaskSource.context_state`), so a restart on the
+  SQLite default or PostgreSQL keeps it.
+- Streamed text becomes chunks of one artifact per text part, the last one
+  marked `lastChunk`; a structured output (a model, a dict, a list) an
+  artifact with a data part.
+- Each tool call and its result are WORKING status notes.
+- A tool that needs approval (`requires_approval=True`) or whose result
+  comes from outside (`CallDeferred`) pauses the task as INPUT_REQUIRED,
+  asking for it. The next message of the task answers: for an approval,
+  "yes" (or y, ok, approve) approves every call waiting, anything else
+  denies them with that text; for a deferred call, the text is its result.
+- CancelTask stops the run; an exception fails the task with its message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from a2a_grpc.adapters.common import adapter_card, text_of
+from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.core.extras import missing
+from a2a_grpc.generated.a2a_pb2 import AgentCard, Part
+
+try:
+    from pydantic import TypeAdapter
+    from pydantic_ai import (
+        AgentRunResultEvent,
+        DeferredToolRequests,
+        DeferredToolResults,
+        FunctionToolCallEvent,
+        FunctionToolResultEvent,
+        ModelMessagesTypeAdapter,
+        PartDeltaEvent,
+        PartEndEvent,
+        PartStartEvent,
+        TextPart,
+        TextPartDelta,
+        ToolDenied,
+    )
+except ImportError as exc:  # pragma: no cover - the extra names what to install
+    raise missing(exc, "serving a Pydantic AI agent", "pydantic-ai") from exc
+
+log = logging.getLogger("a2a_grpc.adapters.pydantic_ai")
+STATE = "pydantic-ai"  # the name the conversation is kept under
+YES = {"yes", "y", "ok", "approve", "approved"}
+
+
+@dataclass
+class _Conversation:
+    """What is kept of a contextId: the messages, and the calls the agent waits on."""
+
+    messages: list[Any] = field(default_factory=list)
+    approvals: list[str] = field(default_factory=list)  # tool call ids to approve or deny
+    calls: list[str] = field(default_factory=list)  # tool call ids whose results come from us
+
+    def dump(self) -> bytes:
+        return json.dumps({"messages": json.loads(ModelMessagesTypeAdapter.dump_json(
+            self.messages)), "approvals": self.approvals, "calls": self.calls}).encode()
+
+    @classmethod
+    def load(cls, raw: bytes | None) -> _Conversation:
+        if not raw:
+            return cls()
+        data = json.loads(raw)
+        return cls(ModelMessagesTypeAdapter.validate_python(data["messages"]),
+                   data["approvals"], data["calls"])
+
+
+class PydanticAIAgent(AgentExecutor):
+    """A `pydantic_ai.Agent` as an agent."""
+
+    def __init__(self, agent: Any, *, name: str | None = None, description: str | None = None,
+                 card: AgentCard | None = None, deps: Any = None) -> None:
+        self.agent, self.deps = agent, deps
+        self.card = card or adapter_card(
+            name or agent.name or "Pydantic AI agent",
+            description or _text(agent.description) or "A Pydantic AI agent served over A2A.",
+            _tools(agent))
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        assert self.tasks is not None, "bound by the server that runs it"
+        talk = _Conversation.load(await self.tasks.context_state(events, STATE))
+        text = text_of(context.message)
+        waiting = talk.approvals or talk.calls
+        run = dict(message_history=talk.messages or None, deps=self.deps,
+                   output_type=[self.agent.output_type, DeferredToolRequests])
+        if waiting:
+            run["deferred_tool_results"] = _answers(talk, text)
+        else:
+            run["user_prompt"] = text
+        await events.working()
+        try:
+            result = await self._stream(events, run)
+        except Exception as exc:
+            log.exception("the agent failed on task %s", events.task_id)
+            await events.fail(f"{type(exc).__name__}: {exc}")
+            return
+        output = result.output
+        talk = _Conversation(list(result.all_messages()))
+        if isinstance(output, DeferredToolRequests):
+            talk.approvals = [c.tool_call_id for c in output.approvals]
+            talk.calls = [c.tool_call_id for c in output.calls]
+        await self.tasks.save_context_state(events, STATE, talk.dump())
+        if isinstance(output, DeferredToolRequests):
+            await events.require_input(_question(output))
+        else:
+            if not isinstance(output, str):
+                await events.artifact(_data_part(output), name="output")
+            await events.complete()
+
+    async def _stream(self, events: TaskEvents, run: dict[str, Any]) -> Any:
+        chunks = _Chunks(events)
+        async with self.agent.run_stream_events(**run) as stream:
+            async for event in stream:
+                if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                    await chunks.start(event.part.content)
+                elif isinstance(event, PartDeltaEvent) and isinstance(event.delta,
+                                                                      TextPartDelta):
+                    await chunks.add(event.delta.content_delta)
+                elif isinstance(event, PartEndEvent) and isinstance(event.part, TextPart):
+                    await chunks.end()
+                elif isinstance(event, FunctionToolCallEvent):
+                    await events.working(f"calling {event.part.tool_name}")
+                elif isinstance(event, FunctionToolResultEvent):
+                    await events.working(f"{event.part.tool_name} returned")
+                elif isinstance(event, AgentRunResultEvent):
+                    return event.result
+        raise RuntimeError("the agent's run ended without a result")
+
+
+class _Chunks:
+    """A text part as chunks of one artifact; a chunk goes when the next comes."""
+
+    def __init__(self, events: TaskEvents) -> None:
+        self._events = events
+        self._id = ""
+        self._held: str | None = None
+        self._sent = 0  # chunks of the current part sent so far
+        self._parts = 0
+
+    async def start(self, text: str) -> None:
+        await self.end()
+        self._parts += 1
+        self._id = f"{self._events.task_id}-text-{self._parts}"
+        await self.add(text)
+
+    async def add(self, text: str) -> None:
+        if not text:
+            return
+        if self._held is not None:
+            await self._send(self._held, last=False)
+        self._held = text
+
+    async def end(self) -> None:
+        if self._held is not None:
+            await self._send(self._held, last=True)
+        self._held = None
+
+    async def _send(self, text: str, *, last: bool) -> None:
+        await self._events.artifact(text, artifact_id=self._id, name="answer",
+                                    append=self._sent > 0, last_chunk=last)
+        self._sent = 0 if last else self._sent + 1
+
+
+def _answers(talk: _Conversation, text: str) -> Any:
+    approved = text.strip().lower().rstrip(".!") in YES
+    return DeferredToolResults(
+        approvals={i: True if approved else ToolDenied(text) for i in talk.approvals},
+        calls={i: text for i in talk.calls})
+
+
+def _question(requests: Any) -> list[Part]:
+    asked = [f"Approve {c.tool_name}({c.args_as_json_str()})? Answer yes or no."
+             for c in requests.approvals]
+    asked += [f"The result of {c.tool_name}({c.args_as_json_str()})?" for c in requests.calls]
+    waiting = [{"toolCallId": c.tool_call_id, "tool": c.tool_name, "args": c.args_as_dict(),
+                "kind": kind} for kind, group in (("approval", requests.approvals),
+                                                   ("result", requests.calls)) for c in group]
+    return [Part(text="\n".join(asked)), _data_part({"waiting": waiting})]
+
+
+def _data_part(value: Any) -> Part:
+    from google.protobuf import json_format
+
+    part = Part()
+    json_format.ParseDict({"data": TypeAdapter(Any).dump_python(value, mode="json")}, part)
+    return part
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _tools(agent: Any) -> list[tuple[str, str]]:
+    """The agent's own function tools (name, description), for the card's skills."""
+    found: list[tuple[str, str]] = []
+    for toolset in getattr(agent, "toolsets", ()) or ():
+        for name, tool in (getattr(toolset, "tools", None) or {}).items():
+            found.append((name, getattr(tool, "description", "") or ""))
+    return found

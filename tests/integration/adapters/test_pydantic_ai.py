@@ -1,0 +1,169 @@
+"""A Pydantic AI agent served through a2a_grpc.adapters.pydantic_ai, on every
+binding, with the real Pydantic AI and its FunctionModel: a streamed
+multi-turn conversation (history per contextId, in our store), a tool that
+needs approval pausing the task and resumed by the answer, a deferred tool
+answered by the client, structured output, a tool failure, a cancel, and a
+restart between two turns on the SQLite default."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from a2a_grpc.adapters import wrap
+from a2a_grpc.adapters.pydantic_ai import PydanticAIAgent
+from a2a_grpc.generated import a2a_pb2 as pb
+from tests.conftest import StackFactory
+from tests.integration.adapters import pydantic_agents as agents
+from tests.processes import reap, start_server
+
+BINDINGS = ["grpc", "jsonrpc", "rest"]
+
+
+def message(text: str, context_id: str = "", task_id: str = "") -> pb.SendMessageRequest:
+    return pb.SendMessageRequest(message=pb.Message(
+        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)],
+        context_id=context_id, task_id=task_id))
+
+
+def answer_of(task: pb.Task) -> str:
+    return "".join(p.text for a in task.artifacts for p in a.parts)
+
+
+async def sent(client: Any, request: pb.SendMessageRequest) -> pb.Task:
+    answer = await client.call("SendMessage", request)
+    assert isinstance(answer, pb.SendMessageResponse)
+    return answer.task
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_streamed_multi_turn_conversation(stack: StackFactory, binding: str) -> None:
+    served = PydanticAIAgent(agents.agent)
+    s = await stack(served, card=served.card)
+    client = s.binding(binding)
+    events = await client.stream("SendStreamingMessage", message("hello"))
+    chunks = [e.artifact_update for e in events if e.HasField("artifact_update")]
+    assert "".join(c.artifact.parts[0].text for c in chunks) == "you said hello (1 prompts)"
+    assert len(chunks) == 5 and chunks[-1].last_chunk  # a chunk a word, as the model streamed
+    assert [c.append for c in chunks] == [False, True, True, True, True]
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    context_id = chunks[0].context_id
+    again = await sent(client, message("more", context_id))
+    assert answer_of(again) == "you said more (2 prompts)"  # the history of the contextId
+    other = await sent(client, message("elsewhere"))
+    assert answer_of(other) == "you said elsewhere (1 prompts)"
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_tool_that_needs_approval_pauses_and_the_answer_resumes(
+        stack: StackFactory, binding: str) -> None:
+    served = PydanticAIAgent(agents.agent)
+    s = await stack(served, card=served.card)
+    client = s.binding(binding)
+    asked = await sent(client, message("delete_file notes.txt"))
+    assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    question = asked.status.message.parts
+    assert question[0].text == 'Approve delete_file({"name":"notes.txt"})? Answer yes or no.'
+    waiting = question[1].data.struct_value.fields["waiting"].list_value.values[0]
+    assert waiting.struct_value.fields["kind"].string_value == "approval"
+    done = await sent(client, message("yes", asked.context_id, asked.id))
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(done) == "delete_file: deleted notes.txt"
+    denied = await sent(client, message("delete_file secrets.txt"))
+    refused = await sent(client, message("no, keep it", denied.context_id, denied.id))
+    assert refused.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(refused) == "delete_file: no, keep it"  # the model was told the denial
+
+
+async def test_a_deferred_tool_takes_its_result_from_the_answer(stack: StackFactory) -> None:
+    served = PydanticAIAgent(agents.agent)
+    s = await stack(served, card=served.card)
+    client = s.binding("grpc")
+    asked = await sent(client, message("lookup Ada"))
+    assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert asked.status.message.parts[0].text == 'The result of lookup({"name":"Ada"})?'
+    done = await sent(client, message("Ada Lovelace, 1815", asked.context_id, asked.id))
+    assert answer_of(done) == "lookup: Ada Lovelace, 1815"
+
+
+async def test_structured_output_is_a_data_part(stack: StackFactory) -> None:
+    served = PydanticAIAgent(agents.structured)
+    s = await stack(served, card=served.card)
+    done = await sent(s.binding("rest"), message("weather in Oslo?"))
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    data = done.artifacts[-1].parts[0].data.struct_value.fields
+    assert data["city"].string_value == "Oslo" and data["degrees"].number_value == 4
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_failing_tool_fails_the_task_with_its_message(stack: StackFactory,
+                                                              binding: str) -> None:
+    served = PydanticAIAgent(agents.agent)
+    s = await stack(served, card=served.card)
+    failed = await sent(s.binding(binding), message("broken billing"))
+    assert failed.status.state == pb.TASK_STATE_FAILED
+    assert "the billing service is down" in failed.status.message.parts[0].text
+
+
+async def test_cancel_stops_the_run(stack: StackFactory) -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+
+    release = asyncio.Event()
+
+    async def waits(messages: Any, info: Any) -> Any:
+        await release.wait()  # never set: the run waits until cancelled
+        raise AssertionError("not reached")
+
+    served = PydanticAIAgent(Agent(FunctionModel(waits), name="slow"))
+    s = await stack(served, card=served.card)
+    client = s.binding("jsonrpc")
+    request = message("think")
+    request.configuration.return_immediately = True
+    started = await sent(client, request)
+    canceled = await client.call("CancelTask", pb.CancelTaskRequest(id=started.id))
+    assert isinstance(canceled, pb.Task) and canceled.status.state == pb.TASK_STATE_CANCELED
+
+
+def test_the_card_comes_from_the_agent() -> None:
+    served = wrap(agents.agent)
+    assert isinstance(served, PydanticAIAgent)
+    card = served.card
+    assert (card.name, card.description) == ("helper", "Helps with files.")
+    assert [s.id for s in card.skills] == ["helper", "delete-file", "lookup", "broken"]
+    assert card.skills[1].description == "Delete a file (asks first)."
+
+
+async def test_a_restart_between_turns_keeps_the_conversation(tmp_path: Path) -> None:
+    args = ("serve", "--store", f"sqlite:///{tmp_path}/tasks.db", "--agent",
+            "tests.integration.adapters.pydantic_agents:agent")
+    first = await start_server(*args)
+    try:
+        one = await _send(first.url, "hello", "")
+    finally:
+        reap(first.proc)
+    assert _text(one) == "you said hello (1 prompts)"
+    second = await start_server(*args)
+    try:
+        two = await _send(second.url, "again", one["contextId"])
+    finally:
+        reap(second.proc)
+    assert _text(two) == "you said again (2 prompts)"
+
+
+def _text(task: dict[str, Any]) -> str:
+    return "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
+
+
+async def _send(base: str, text: str, context_id: str) -> dict[str, Any]:
+    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": text}], "contextId": context_id}}
+    async with aiohttp.ClientSession() as http, http.post(
+            base + "/message:send", json=body, headers={"A2A-Version": "1.0"}) as resp:
+        answer: dict[str, Any] = (await resp.json())["task"]
+    return answer
