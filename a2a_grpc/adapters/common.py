@@ -12,18 +12,22 @@ from google.protobuf import json_format
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Message
 
 
+MODES = ["text/plain", "application/json"]
+
+
 def adapter_card(name: str, description: str,
                  tools: Sequence[tuple[str, str]] = ()) -> AgentCard:
     """A card for a framework agent: its name and description, one skill for
-    the agent itself and one per tool (name, description), text in and out,
-    streaming. The server fills in the interfaces."""
+    the agent itself and one per tool (name, description), text and JSON in
+    and out (a data part goes to the framework as JSON text, or as what it
+    answers), streaming. The server fills in the interfaces."""
     skills = [AgentSkill(id=_skill_id(name), name=name, description=description,
                          tags=["agent"])]
     skills += [AgentSkill(id=_skill_id(tool), name=tool, description=about or tool,
                           tags=["tool"]) for tool, about in tools]
     return AgentCard(name=name, description=description, version="1.0.0",
                      capabilities=AgentCapabilities(streaming=True),
-                     default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+                     default_input_modes=MODES, default_output_modes=MODES,
                      skills=skills)
 
 
