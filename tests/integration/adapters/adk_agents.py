@@ -13,7 +13,7 @@ from typing import Any
 from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
-from google.adk.tools import LongRunningFunctionTool
+from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
 RELEASED = asyncio.Event()  # never set: the waiting model waits until cancelled
