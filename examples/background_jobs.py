@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass
 
 from a2a_grpc import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
+from a2a_grpc.types import AgentCapabilities, AgentCard, AgentSkill
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ import sys
 from aiohttp import web
 from yarl import URL
 
-from a2a_grpc.generated.a2a_pb2 import StreamResponse
 from a2a_grpc.push.receiver import PushReceiver
+from a2a_grpc.types import StreamResponse
 
 
 async def on_event(event: StreamResponse) -> None:

@@ -5,7 +5,7 @@ Run it:    a2a-grpc serve --agent examples.word_count:WordCount
 """
 
 from a2a_grpc import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill
+from a2a_grpc.types import AgentCapabilities, AgentCard, AgentSkill
 
 
 class WordCount(AgentExecutor):
