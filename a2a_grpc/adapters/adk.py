@@ -42,6 +42,7 @@ from a2a_grpc.generated.a2a_pb2 import AgentCard, Message, Part
 
 try:
     from google.adk.agents import RunConfig
+
     # Where ADK's documentation imports it from (it is defined in a private module).
     from google.adk.agents.run_config import StreamingMode  # type: ignore[attr-defined]
     from google.adk.runners import Runner

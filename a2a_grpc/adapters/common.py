@@ -11,7 +11,6 @@ from google.protobuf import json_format
 
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Message
 
-
 MODES = ["text/plain", "application/json"]
 
 

@@ -78,6 +78,8 @@ class _Conversation:
 class PydanticAIAgent(AgentExecutor):
     """A `pydantic_ai.Agent` as an agent."""
 
+    keeps_conversations = True  # in the server's store: `serve` warns when that is memory
+
     def __init__(self, agent: Any, *, name: str | None = None, description: str | None = None,
                  card: AgentCard | None = None, deps: Any = None) -> None:
         self.agent, self.deps = agent, deps

@@ -117,6 +117,10 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     auth = auth_options(settings.security, net)
     card = card_for(agent)
     _warn_unknown_modes(card)
+    if store_url == "memory" and getattr(agent, "keeps_conversations", False):
+        log.warning("--store memory: the agent's conversations (%s) are kept in memory and "
+                    "lost when the server restarts; the SQLite default or PostgreSQL keeps "
+                    "them", type(agent).__name__)
     verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
     gate = Gate(card, verifiers)
     keys = signing_keys.load(push.keys_dir, card_keys)

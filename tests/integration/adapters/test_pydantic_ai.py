@@ -154,6 +154,15 @@ async def test_a_restart_between_turns_keeps_the_conversation(tmp_path: Path) ->
     finally:
         reap(second.proc)
     assert _text(two) == "you said again (2 prompts)"
+    assert not any("kept in memory" in line for line in first.output)
+
+
+async def test_a_memory_store_is_said_to_lose_conversations() -> None:
+    server = await start_server("serve", "--store", "memory", "--agent",
+                                "tests.integration.adapters.pydantic_agents:agent")
+    reap(server.proc)
+    assert any("conversations (PydanticAIAgent) are kept in memory" in line
+               for line in server.output), server.output
 
 
 def _text(task: dict[str, Any]) -> str:
