@@ -105,10 +105,11 @@ async def test_adks_own_function_response_part_answers(stack: StackFactory) -> N
     assert "ask_manager said {'approved': False}" in answer_of(done)
 
 
-async def test_cancel_stops_the_run(stack: StackFactory) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_cancel_stops_the_run(stack: StackFactory, binding: str) -> None:
     served = AdkAgent(adk_agents.make_agent())
     s = await stack(served, card=served.card)
-    client = s.binding("rest")
+    client = s.binding(binding)
     request = message("wait")
     request.configuration.return_immediately = True
     started = await sent(client, request)

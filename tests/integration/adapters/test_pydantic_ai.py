@@ -110,7 +110,8 @@ async def test_a_failing_tool_fails_the_task_with_its_message(stack: StackFactor
     assert "the billing service is down" in failed.status.message.parts[0].text
 
 
-async def test_cancel_stops_the_run(stack: StackFactory) -> None:
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_cancel_stops_the_run(stack: StackFactory, binding: str) -> None:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import FunctionModel
 
@@ -122,7 +123,7 @@ async def test_cancel_stops_the_run(stack: StackFactory) -> None:
 
     served = PydanticAIAgent(Agent(FunctionModel(waits), name="slow"))
     s = await stack(served, card=served.card)
-    client = s.binding("jsonrpc")
+    client = s.binding(binding)
     request = message("think")
     request.configuration.return_immediately = True
     started = await sent(client, request)
