@@ -16,8 +16,6 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.long_running_tool import LongRunningFunctionTool
 from google.genai import types
 
-RELEASED = asyncio.Event()  # never set: the waiting model waits until cancelled
-
 
 def _reply(text: str) -> types.Content:
     return types.Content(role="model", parts=[types.Part(text=text)])
@@ -43,7 +41,7 @@ class Scripted(BaseLlm):
                 function_call=types.FunctionCall(name=name, args={"what": " ".join(rest)}))]))
             return
         elif last.text == "wait":
-            await RELEASED.wait()
+            await asyncio.Event().wait()  # never set: waits until cancelled
             return
         elif last.text == "fail":
             yield LlmResponse(error_code="QUOTA", error_message="the model is out of quota")

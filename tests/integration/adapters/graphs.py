@@ -15,8 +15,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import interrupt
 
-RELEASED = asyncio.Event()  # never set: the waiting graph waits until cancelled
-
 
 async def chat(state: MessagesState) -> dict[str, Any]:
     """Answers through a chat model (streamed as tokens), counting the history."""
@@ -37,7 +35,7 @@ def ask_data(state: MessagesState) -> dict[str, Any]:
 
 
 async def wait(state: MessagesState) -> dict[str, Any]:
-    await RELEASED.wait()
+    await asyncio.Event().wait()  # never set: waits until cancelled
     return {}
 
 
