@@ -14,25 +14,24 @@ limits (limits.py) and authentication, so refusing costs next to nothing:
   replica; `idle()` waits for the calls in progress to finish (serve.py
   runs the whole shutdown).
 
-Each operation hands back `_admitted`'s coroutine rather than awaiting it in
-a coroutine of its own: one coroutine less on every call (docs/benchmarks.md).
+Both hooks (core/layer.py) hand back `_admitted`'s coroutine rather than
+awaiting it in a coroutine of their own: one coroutine less on every call.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from google.protobuf.empty_pb2 import Empty
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError, UnavailableError
+from a2a_grpc.core.layer import Layer
 from a2a_grpc.core.stream import EventStream
-from a2a_grpc.generated import a2a_pb2 as pb
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -43,10 +42,11 @@ class AdmissionOptions:
     max_inflight: int = 0  # calls in progress at once in this process; 0: no bound
 
 
-class Admission:
+class Admission(Layer):
     def __init__(self, inner: A2AService, options: AdmissionOptions,
                  registry: CollectorRegistry | None = None) -> None:
-        self.inner, self.limit = inner, options.max_inflight
+        super().__init__(inner)
+        self.limit = options.max_inflight
         self.inflight = 0
         self.refusing: str | None = None  # why every new call is refused (draining)
         self._idle = asyncio.Event()
@@ -63,6 +63,12 @@ class Admission:
     async def idle(self) -> None:
         """Until no call is in progress (bound it with asyncio.timeout)."""
         await self._idle.wait()
+
+    def unary(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[Any]:
+        return self._admitted(self.next[rpc], req, ctx)
+
+    def stream(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[EventStream]:
+        return self._admitted(self.next[rpc], req, ctx)
 
     async def _admitted(self, call: Callable[[R, CallContext], Awaitable[T]], req: R,
                         ctx: CallContext) -> T:
@@ -82,56 +88,3 @@ class Admission:
             self.inflight -= 1
             if not self.inflight:
                 self._idle.set()
-
-    def send_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.SendMessageResponse]:
-        return self._admitted(self.inner.send_message, req, ctx)
-
-    def send_streaming_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, EventStream]:
-        return self._admitted(self.inner.send_streaming_message, req, ctx)
-
-    def subscribe_to_task(
-        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, EventStream]:
-        return self._admitted(self.inner.subscribe_to_task, req, ctx)
-
-    def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> Coroutine[Any, Any, pb.Task]:
-        return self._admitted(self.inner.get_task, req, ctx)
-
-    def list_tasks(
-        self, req: pb.ListTasksRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.ListTasksResponse]:
-        return self._admitted(self.inner.list_tasks, req, ctx)
-
-    def cancel_task(
-        self, req: pb.CancelTaskRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.Task]:
-        return self._admitted(self.inner.cancel_task, req, ctx)
-
-    def create_task_push_notification_config(
-        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
-        return self._admitted(self.inner.create_task_push_notification_config, req, ctx)
-
-    def get_task_push_notification_config(
-        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
-        return self._admitted(self.inner.get_task_push_notification_config, req, ctx)
-
-    def list_task_push_notification_configs(
-        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.ListTaskPushNotificationConfigsResponse]:
-        return self._admitted(self.inner.list_task_push_notification_configs, req, ctx)
-
-    def delete_task_push_notification_config(
-        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, Empty]:
-        return self._admitted(self.inner.delete_task_push_notification_config, req, ctx)
-
-    def get_extended_agent_card(
-        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.AgentCard]:
-        return self._admitted(self.inner.get_extended_agent_card, req, ctx)

@@ -26,17 +26,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
-from google.protobuf.empty_pb2 import Empty
 from prometheus_client import CollectorRegistry, Counter
 
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError
+from a2a_grpc.core.layer import Layer
 from a2a_grpc.core.stream import EventStream, Kept, Numbered
-from a2a_grpc.generated import a2a_pb2 as pb
 
 MAX_BUCKETS = 100_000  # callers remembered by the rate limit (the least recent go first)
+STARTS_A_RUN = {"SendMessage", "SendStreamingMessage"}  # the calls the task limit counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +112,12 @@ def _nothing() -> None:
     pass
 
 
-class LimitedService:
+class LimitedService(Layer):
     def __init__(self, inner: A2AService, options: LimitOptions,
                  running: Callable[[str], int], registry: CollectorRegistry) -> None:
         """`running(owner)`: how many agent runs the caller's tasks have going."""
-        self.inner, self.options, self._running = inner, options, running
+        super().__init__(inner)
+        self.options, self._running = options, running
         self._buckets = _Buckets(options.rate, options.burst) if options.rate else None
         self._streams: dict[str, int] = {}
         self.refusals = Counter("a2a_limit_refusals", "Calls refused by a per-caller limit",
@@ -166,61 +168,14 @@ class LimitedService:
         else:
             self._streams.pop(key, None)
 
-    async def send_message(self, req: pb.SendMessageRequest, ctx: CallContext
-                           ) -> pb.SendMessageResponse:
+    async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
         self._admit(ctx)
-        self._start(ctx)
-        return await self.inner.send_message(req, ctx)
+        if rpc in STARTS_A_RUN:
+            self._start(ctx)
+        return await self.next[rpc](req, ctx)
 
-    async def send_streaming_message(self, req: pb.SendMessageRequest, ctx: CallContext
-                                     ) -> EventStream:
+    async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
         key = self._admit(ctx)
-        self._start(ctx)
-        return await self._stream(key, lambda: self.inner.send_streaming_message(req, ctx))
-
-    async def subscribe_to_task(self, req: pb.SubscribeToTaskRequest, ctx: CallContext
-                                ) -> EventStream:
-        key = self._admit(ctx)
-        return await self._stream(key, lambda: self.inner.subscribe_to_task(req, ctx))
-
-    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
-        self._admit(ctx)
-        return await self.inner.get_task(req, ctx)
-
-    async def list_tasks(self, req: pb.ListTasksRequest, ctx: CallContext
-                         ) -> pb.ListTasksResponse:
-        self._admit(ctx)
-        return await self.inner.list_tasks(req, ctx)
-
-    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
-        self._admit(ctx)
-        return await self.inner.cancel_task(req, ctx)
-
-    async def create_task_push_notification_config(
-        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        self._admit(ctx)
-        return await self.inner.create_task_push_notification_config(req, ctx)
-
-    async def get_task_push_notification_config(
-        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        self._admit(ctx)
-        return await self.inner.get_task_push_notification_config(req, ctx)
-
-    async def list_task_push_notification_configs(
-        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> pb.ListTaskPushNotificationConfigsResponse:
-        self._admit(ctx)
-        return await self.inner.list_task_push_notification_configs(req, ctx)
-
-    async def get_extended_agent_card(self, req: pb.GetExtendedAgentCardRequest,
-                                      ctx: CallContext) -> pb.AgentCard:
-        self._admit(ctx)
-        return await self.inner.get_extended_agent_card(req, ctx)
-
-    async def delete_task_push_notification_config(
-        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Empty:
-        self._admit(ctx)
-        return await self.inner.delete_task_push_notification_config(req, ctx)
+        if rpc in STARTS_A_RUN:
+            self._start(ctx)
+        return await self._stream(key, lambda: self.next[rpc](req, ctx))

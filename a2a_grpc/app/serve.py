@@ -20,6 +20,7 @@ from opentelemetry import trace
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import keys as signing_keys
 from a2a_grpc.app.admission import Admission
+from a2a_grpc.app.chain import chain
 from a2a_grpc.app.gateway import gateway
 from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
@@ -32,7 +33,6 @@ from a2a_grpc.app.http import (
     wait_for_signal,
 )
 from a2a_grpc.app.leases import Leases
-from a2a_grpc.app.limits import LimitedService
 from a2a_grpc.app.options import (
     admission_options,
     auth_options,
@@ -44,7 +44,7 @@ from a2a_grpc.app.options import (
     push_options,
 )
 from a2a_grpc.app.settings import ServeSettings
-from a2a_grpc.auth import AuthenticatedService, Gate
+from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge import CARD
 from a2a_grpc.bridge.app import JWKS_PATH
@@ -135,13 +135,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                              replicated=bool(bus_url), push_secrets=push.secrets,
                              preview=preview)
     metrics = Metrics()
-    service: A2AService = handler
-    if limits.any:
-        service = LimitedService(handler, limits, handler.running, metrics.registry)
-    if not gate.open:
-        service = AuthenticatedService(service, gate)
-    admission = Admission(service, admitting, metrics.registry)  # outermost: sheds cheapest
-    service = admission
+    admission = chain(handler, gate, limits, admitting, metrics.registry)
+    service: A2AService = admission
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.callback(start_tracing())

@@ -18,11 +18,11 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 from typing import Any
 
 import grpc
-from google.protobuf.empty_pb2 import Empty
 from google.rpc import status_pb2
 
 from a2a_grpc.core.context import CURRENT_VERSION, CallContext
 from a2a_grpc.core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
+from a2a_grpc.core.layer import Operations
 from a2a_grpc.core.rpc_status import error_of_status
 from a2a_grpc.core.stream import (
     FIRST_EVENT_ID,
@@ -31,7 +31,6 @@ from a2a_grpc.core.stream import (
     EventStream,
     Numbered,
 )
-from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 
 log = logging.getLogger("a2a_grpc.upstream")
@@ -82,8 +81,9 @@ async def read_events(call: Any, first: Any, numbers: Iterator[int | None],
         call.cancel()
 
 
-class UpstreamService:
-    """An A2AService backed by a gRPC channel to another A2A server."""
+class UpstreamService(Operations):
+    """An A2AService backed by a gRPC channel to another A2A server: every
+    operation is the upstream's RPC of the same name (core/layer.py)."""
 
     def __init__(self, target: str, channel: grpc.aio.Channel | None = None,
                  forward: tuple[str, ...] = ()) -> None:
@@ -110,13 +110,13 @@ class UpstreamService:
             md.append((LAST_EVENT_ID, resume))
         return md
 
-    async def _unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
+    async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
         try:
             return await getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
 
-    async def _stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
+    async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
         metadata = self._metadata(ctx, stream=True)
         call = getattr(self._stub, rpc)(req, metadata=metadata)
         try:
@@ -129,58 +129,3 @@ class UpstreamService:
             read_events(call, first, numbers or itertools.repeat(None),
                         lambda err: error_of_call(err, self.target)),
             numbered=numbers is not None)
-
-    async def send_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> pb.SendMessageResponse:
-        return await self._unary("SendMessage", req, ctx)  # type: ignore[no-any-return]
-
-    async def send_streaming_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> EventStream:
-        return await self._stream("SendStreamingMessage", req, ctx)
-
-    async def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._unary("GetTask", req, ctx)  # type: ignore[no-any-return]
-
-    async def list_tasks(
-        self, req: pb.ListTasksRequest, ctx: CallContext
-    ) -> pb.ListTasksResponse:
-        return await self._unary("ListTasks", req, ctx)  # type: ignore[no-any-return]
-
-    async def cancel_task(self, req: pb.CancelTaskRequest, ctx: CallContext) -> pb.Task:
-        return await self._unary("CancelTask", req, ctx)  # type: ignore[no-any-return]
-
-    async def subscribe_to_task(
-        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
-    ) -> EventStream:
-        return await self._stream("SubscribeToTask", req, ctx)
-
-    async def create_task_push_notification_config(
-        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._unary(  # type: ignore[no-any-return]
-            "CreateTaskPushNotificationConfig", req, ctx)
-
-    async def get_task_push_notification_config(
-        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> pb.TaskPushNotificationConfig:
-        return await self._unary(  # type: ignore[no-any-return]
-            "GetTaskPushNotificationConfig", req, ctx)
-
-    async def list_task_push_notification_configs(
-        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> pb.ListTaskPushNotificationConfigsResponse:
-        return await self._unary(  # type: ignore[no-any-return]
-            "ListTaskPushNotificationConfigs", req, ctx)
-
-    async def get_extended_agent_card(
-        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
-    ) -> pb.AgentCard:
-        return await self._unary("GetExtendedAgentCard", req, ctx)  # type: ignore[no-any-return]
-
-    async def delete_task_push_notification_config(
-        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Empty:
-        return await self._unary(  # type: ignore[no-any-return]
-            "DeleteTaskPushNotificationConfig", req, ctx)

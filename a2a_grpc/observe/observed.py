@@ -6,25 +6,25 @@ SERVER span continuing the caller's `traceparent` (method, binding, task and
 context ids, outcome, the A2A error reason), `a2a_requests_total` and
 `a2a_request_duration_seconds`. A stream's span stays open until the stream
 ends; it is current while the stream starts, so the agent's run (started
-there) is its child. Each operation hands back the coroutine of `_unary` or
-`_stream` rather than awaiting it in one of its own: a coroutine less on
-every call (docs/benchmarks.md).
+there) is its child. Both hooks (core/layer.py) hand back the coroutine of
+`_unary` or `_stream` rather than awaiting it in one of their own: a
+coroutine less on every call.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 from opentelemetry.trace import Span
 
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import public, wire_of
+from a2a_grpc.core.layer import Layer
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
@@ -63,11 +63,12 @@ def _ids(req: Message, resp: Message | None = None) -> dict[str, str]:
     return out
 
 
-class ObservedService:
+class ObservedService(Layer):
     """`inner` as seen by `binding` ("grpc", "jsonrpc", "rest")."""
 
     def __init__(self, inner: A2AService, binding: str, metrics: Metrics | None) -> None:
-        self.inner, self.binding, self.metrics = inner, binding, metrics
+        super().__init__(inner)
+        self.binding, self.metrics = binding, metrics
         self._calls: dict[str, Calls] = {}
 
     def _attributes(self, rpc: str, req: Message, ctx: CallContext) -> dict[str, Any]:
@@ -139,66 +140,13 @@ class ObservedService:
             inner.watcher = _Watched(span, self.metrics, rpc, self.binding)
         return inner
 
-    # -- the operations --
+    # -- the hooks (core/layer.py): every operation goes through one --
 
-    def send_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.SendMessageResponse]:
-        return self._unary("SendMessage", self.inner.send_message, req, ctx)
+    def unary(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[Any]:
+        return self._unary(rpc, self.next[rpc], req, ctx)
 
-    def send_streaming_message(
-        self, req: pb.SendMessageRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, EventStream]:
-        return self._stream("SendStreamingMessage", self.inner.send_streaming_message,
-                            req, ctx)
-
-    def get_task(self, req: pb.GetTaskRequest, ctx: CallContext) -> Coroutine[Any, Any, pb.Task]:
-        return self._unary("GetTask", self.inner.get_task, req, ctx)
-
-    def list_tasks(
-        self, req: pb.ListTasksRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.ListTasksResponse]:
-        return self._unary("ListTasks", self.inner.list_tasks, req, ctx)
-
-    def cancel_task(
-        self, req: pb.CancelTaskRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.Task]:
-        return self._unary("CancelTask", self.inner.cancel_task, req, ctx)
-
-    def subscribe_to_task(
-        self, req: pb.SubscribeToTaskRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, EventStream]:
-        return self._stream("SubscribeToTask", self.inner.subscribe_to_task, req, ctx)
-
-    def create_task_push_notification_config(
-        self, req: pb.TaskPushNotificationConfig, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
-        return self._unary("CreateTaskPushNotificationConfig",
-                           self.inner.create_task_push_notification_config, req, ctx)
-
-    def get_task_push_notification_config(
-        self, req: pb.GetTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.TaskPushNotificationConfig]:
-        return self._unary("GetTaskPushNotificationConfig",
-                           self.inner.get_task_push_notification_config, req, ctx)
-
-    def list_task_push_notification_configs(
-        self, req: pb.ListTaskPushNotificationConfigsRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.ListTaskPushNotificationConfigsResponse]:
-        return self._unary("ListTaskPushNotificationConfigs",
-                           self.inner.list_task_push_notification_configs, req, ctx)
-
-    def get_extended_agent_card(
-        self, req: pb.GetExtendedAgentCardRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, pb.AgentCard]:
-        return self._unary("GetExtendedAgentCard", self.inner.get_extended_agent_card,
-                           req, ctx)
-
-    def delete_task_push_notification_config(
-        self, req: pb.DeleteTaskPushNotificationConfigRequest, ctx: CallContext
-    ) -> Coroutine[Any, Any, Empty]:
-        return self._unary("DeleteTaskPushNotificationConfig",
-                           self.inner.delete_task_push_notification_config, req, ctx)
+    def stream(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[EventStream]:
+        return self._stream(rpc, self.next[rpc], req, ctx)
 
 
 class _Watched:
