@@ -54,7 +54,7 @@ def create_app(
     path on the root (`/{name}`), which that last route would shadow.
     `metrics`: served at /metrics, and each call counted there; with it (or
     `observed`) each call is traced too (a2a_grpc.observe). `inspector`: the
-    page at /inspector (bridge/inspector.py)."""
+    page at /inspector (bridge/inspector/)."""
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)

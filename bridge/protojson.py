@@ -4,7 +4,7 @@
 on every call; it was a third of a SendMessage's CPU on the JSON-RPC path.
 This module does the same walk once per message type and keeps, for each
 field, its JSON name and one converter. What it gives is what `json_format`
-gives, by construction and by test (tests/unit/test_protojson.py compares
+gives, by construction and by test (tests/property/test_protojson.py compares
 both on generated messages and JSON):
 
 - `to_dict(msg)`: `json_format.MessageToDict(msg)` (camelCase names, enum

@@ -15,7 +15,7 @@ Each configured scheme is one alternative: a caller passes with any of them.
   with `--oauth2-token-url URL` the JWT scheme is `oauth2` instead: an
   OAuth 2 client-credentials flow at that token endpoint, whose tokens
   (JWTs) are checked the same way.
-- `--tls-client-ca` (see a2a_grpc/tls.py): a verified client certificate
+- `--tls-client-ca` (see a2a_grpc/app/tls.py): a verified client certificate
   admits its common name. Card scheme `mtls`.
 - `--authenticator SCHEME=MODULE:ATTR`: your own Verifier (an instance, or a
   factory called with no arguments) for a scheme the agent's card declares.

@@ -14,8 +14,8 @@
   Message (or raises an A2AError before doing anything) leaves no task.
 - At most one run (`run.Run`, one `execute()`) is active on a task; a
   follow-up message that arrives meanwhile is recorded and queued, and runs
-  next unless the active run takes it (see runs.py).
-- `registry.ActorRegistry` hands out actors, at most one per task.
+  next unless the active run takes it (see run.py).
+- `actors.ActorRegistry` hands out actors, at most one per task.
 - An actor whose append the store's fence refuses (TaskFencedError: another
   replica took the task over, or wrote it meanwhile) has lost the task for
   good (`fenced`): its runs are stopped, every later event is refused, and
@@ -321,7 +321,7 @@ class TaskActor:
 
     def _lose(self, error: TaskFencedError) -> None:
         """The store refused a write of ours: the task is no longer ours to write.
-        Stop the runs on it (they settle with `error`; see runs.py)."""
+        Stop the runs on it (they settle with `error`; see run.py)."""
         if self.fenced is not None:
             return
         self.fenced = error

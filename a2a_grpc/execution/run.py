@@ -14,7 +14,7 @@
 - A run whose actor lost the task (the store's fence refused a write: another
   replica took it over) stops where it is and settles with that
   TaskFencedError; the handler then answers with the task as it now stands,
-  and the run's stream follows it (handler_streams.py). Nothing more of the
+  and the run's stream follows it (handler/streaming.py). Nothing more of the
   run is written, nor is the task failed: it is the other replica's.
 """
 

@@ -1,7 +1,7 @@
 """A2A 0.3's ten RPCs over any 1.0 A2AService: each request translated into
 the 1.0 one (proto03), served by the one handler, and its answer translated
 back. Used by 0.3's gRPC service (servicer03) and its HTTP+JSON binding
-(bridge/rest_v03.py), so both are the same code path.
+(bridge/legacy/rest03.py), so both are the same code path.
 
 Streams are the 1.0 EventStream, unchanged: the caller renders each event
 with `proto03.event_out` as it goes out.

@@ -1,2 +1,2 @@
 """Observability: metrics (metrics.py), traces (tracing.py), each binding's
-calls counted and traced (service.py), and JSON logs (logs.py)."""
+calls counted and traced (observed.py), and JSON logs (logs.py)."""

@@ -1,5 +1,5 @@
 """A2A 0.3 JSON-RPC methods, each a 1.0 RPC with its params and result translated
-(which generation serves a call: bridge/legacy.py). `message.send` is the
+(which generation serves a call: bridge/legacy/routing.py). `message.send` is the
 spelling of the lifecycle pages in the seed documents."""
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ async def first_draft_task(s: Stack, task_id: str, text: str) -> None:
 
 def assert_task_01(task: dict[str, Any]) -> None:
     """What a first-draft reader looks for (tasks/get and tasks/cancel without a
-    version also carry the 0.3 fields beside: see bridge/legacy.py)."""
+    version also carry the 0.3 fields beside: see bridge/legacy/routing.py)."""
     assert {"id", "sessionId", "status"} <= task.keys()
     assert task["status"]["state"] in STATES_03 - {"rejected", "auth-required"}
     for a in task.get("artifacts", []):

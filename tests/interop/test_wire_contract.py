@@ -12,7 +12,7 @@ numbers and types and then set aside.
 The same for proto/a2a_v03.proto against the 0.3 SDK's `a2a.grpc.a2a_pb2`
 (the 0.3.0 release), on what reaches the wire: names, numbers, types, labels,
 oneofs and JSON names (its HTTP rules and REQUIRED marks are not ours to
-keep: bridge/rest_v03.py routes 0.3's HTTP+JSON).
+keep: bridge/legacy/rest03.py routes 0.3's HTTP+JSON).
 """
 
 from __future__ import annotations
