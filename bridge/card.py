@@ -6,7 +6,7 @@ Last-Modified and Cache-Control; a matching If-None-Match, or (without one,
 as RFC 9110 §13.2.2 orders them) an If-Modified-Since not before
 Last-Modified, gets 304. Last-Modified is when this content was first
 served: `serve` asks its store (TaskStore.card_published), so replicas agree;
-alone, it is when `update` saw the content. One card for both generations:
+alone, it is when `update` saw the content. One card for both dialects:
 the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py), unless
 `v03_fields` is off.
 """

@@ -1,4 +1,4 @@
-"""Raw JSON-RPC calls in the earlier generations' shapes, for the wire tests."""
+"""Raw JSON-RPC calls in the earlier dialects' shapes, for the wire tests."""
 
 from __future__ import annotations
 

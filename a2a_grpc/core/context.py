@@ -38,10 +38,10 @@ class CallContext:
     `query`: an HTTP call's query parameters (empty on gRPC), where an API key
     may travel. `identity`: who the authenticator admitted (a2a_grpc/auth);
     None when the card asks for no credentials. `user` is its subject.
-    `generation`: the A2A generation the call was written in when the edge
+    `dialect`: the A2A dialect the call was written in when the edge
     translated it from an earlier one ("0.3", "0.1"); "" for 1.0; "1.1" for
     a call that asks for the A2A 1.1 draft (refused unless the preview is
-    on). Push configs it sets are delivered in that generation's shape.
+    on). Push configs it sets are delivered in that dialect's shape.
     `denied_skills`: ids of the card's skills whose own securityRequirements
     this caller does not meet (the extended card omits them;
     RequestContext.require_skill refuses them).
@@ -53,7 +53,7 @@ class CallContext:
     extensions: frozenset[str] = frozenset()
     metadata: Mapping[str, str] = field(default_factory=dict)
     client_task_ids: bool = False
-    generation: str = ""
+    dialect: str = ""
     query: Mapping[str, str] = field(default_factory=dict)
     identity: Identity | None = None
     # The verified client certificate's subject (mutual TLS), asked lazily:
@@ -83,7 +83,7 @@ class CallContext:
         return cls(
             user=user,
             version=version,
-            generation=PREVIEW_VERSION if version and (
+            dialect=PREVIEW_VERSION if version and (
                 version == PREVIEW_VERSION or version.startswith(PREVIEW_VERSION + ".")) else "",
             extensions=extensions,
             metadata=headers,

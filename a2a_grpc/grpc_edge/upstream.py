@@ -91,6 +91,7 @@ class UpstreamService(Operations):
         self.forward = tuple(dict.fromkeys(h.lower() for h in (*FORWARDED, *forward)))
         self.channel = channel or grpc.aio.insecure_channel(target)
         self._stub = A2AServiceStub(self.channel)
+        self._bind_hooks()
 
     async def close(self) -> None:
         await self.channel.close()

@@ -3,7 +3,7 @@ handler holds). Spec: a2aproject/A2A dev-1.1 §3.2.7 (#1810).
 
 Who sees what is decided per call, by the version it asks for:
 - A call made with `A2A-Version: 1.1` (accepted only when the server's
-  preview is on; `CallContext.generation` is then "1.1") reads `generation`
+  preview is on; `CallContext.dialect` is then "1.1") reads `generation`
   on tasks and on both update events, may long-poll GetTask with
   `currentGeneration`, and may guard a follow-up with `ifGenerationMatch`.
 - Any other call gets what a 1.0 server answers, byte for byte: the fields
@@ -61,7 +61,7 @@ class PreviewOptions:
 
 def speaks(ctx: CallContext) -> bool:
     """Was the call made in A2A 1.1 (and so admitted by the preview)?"""
-    return ctx.generation == PREVIEW_VERSION
+    return ctx.dialect == PREVIEW_VERSION
 
 
 class Generations:

@@ -77,7 +77,7 @@ class Intake:
                 push.url, "configuration.taskPushNotificationConfig.url")
 
             async def on_create(task: Task) -> None:
-                await self._configs.save(scope, task.id, push, ctx.generation)
+                await self._configs.save(scope, task.id, push, ctx.dialect)
         msg = Message()
         msg.CopyFrom(message)
         referenced = []

@@ -29,7 +29,7 @@ class ServiceParameters:
         extension the call did not declare."""
         version, versions = ctx.version, self.versions
         # A call without A2A-Version is served as 1.0 here; the edges send the calls
-        # of earlier generations through legacy/ first.
+        # of earlier dialects through legacy/ first.
         if version and version not in versions:
             major_minor = ".".join(version.split(".")[:2])
             if major_minor not in versions:

@@ -3,7 +3,7 @@ handler holds: checks, then PushConfigs (delivery is the push sender's job).
 
 `authentication.credentials` is write-only: Get and List answer without it
 (the scheme stays, so a caller sees how deliveries authenticate), on every
-binding and generation, since all of them come here. The stored config keeps
+binding and dialect, since all of them come here. The stored config keeps
 it for delivery. This is A2A's fix for leaked webhook secrets (issue #1681,
 pull request #1750: redaction on Get/List a MUST); Create still answers what
 its caller just sent.
@@ -55,7 +55,7 @@ class PushConfigCalls:
     ) -> TaskPushNotificationConfig:
         scope = await self._push_task(req, req.task_id, ctx)
         self.push_policy.check_at_creation(req.url)
-        return await self._configs.save(scope, req.task_id, req, ctx.generation)
+        return await self._configs.save(scope, req.task_id, req, ctx.dialect)
 
     async def get_task_push_notification_config(
         self, req: GetTaskPushNotificationConfigRequest, ctx: CallContext

@@ -1,4 +1,4 @@
-"""One agent card for both generations: beside 1.0's `supportedInterfaces`,
+"""One agent card for both dialects: beside 1.0's `supportedInterfaces`,
 the 0.3 fields (`url`, `preferredTransport`, `additionalInterfaces`,
 `protocolVersion`, `supportsAuthenticatedExtendedCard`) naming the interfaces
 that also speak 0.3, without which 0.3 clients (a2a-sdk 0.3.x) refuse the

@@ -21,9 +21,9 @@ from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.card03 import card_out
-from a2a_grpc.legacy.versions import as_generation
+from a2a_grpc.legacy.versions import as_dialect
 
-GENERATION = "0.3"
+DIALECT = "0.3"
 
 
 class V03Service:
@@ -34,7 +34,7 @@ class V03Service:
 
     @staticmethod
     def _ctx(ctx: CallContext) -> CallContext:
-        return as_generation(ctx, GENERATION)
+        return as_dialect(ctx, DIALECT)
 
     async def send_message(self, req: v03.SendMessageRequest, ctx: CallContext
                            ) -> v03.SendMessageResponse:

@@ -74,8 +74,8 @@ class ObservedService(Layer):
     def _attributes(self, rpc: str, req: Message, ctx: CallContext) -> dict[str, Any]:
         attrs: dict[str, Any] = {"rpc.system": "a2a", "rpc.service": SERVICE, "rpc.method": rpc,
                                  "a2a.binding": self.binding, **_ids(req)}
-        if ctx.generation:
-            attrs["a2a.generation"] = ctx.generation
+        if ctx.dialect:
+            attrs["a2a.dialect"] = ctx.dialect
         if ctx.tenant:
             attrs["a2a.tenant"] = ctx.tenant
         return attrs

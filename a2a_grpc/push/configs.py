@@ -22,9 +22,9 @@ class PushConfigs:
         self._secrets = secrets  # seals credentials before they are stored (secrets.py)
 
     async def save(self, scope: Scope, task_id: str, config: TaskPushNotificationConfig,
-                   generation: str = "") -> TaskPushNotificationConfig:
-        """`generation`: the A2A generation the config was set in; its
-        notifications are sent in that generation's shape (sender.py)."""
+                   dialect: str = "") -> TaskPushNotificationConfig:
+        """`dialect`: the A2A dialect the config was set in; its
+        notifications are sent in that dialect's shape (sender.py)."""
         saved = TaskPushNotificationConfig()
         saved.CopyFrom(config)
         saved.task_id = task_id
@@ -36,7 +36,7 @@ class PushConfigs:
             stored.CopyFrom(saved)
             stored.authentication.credentials = self._secrets.seal(
                 saved.authentication.credentials)
-        await self._store.save_push_config(scope, stored, generation)
+        await self._store.save_push_config(scope, stored, dialect)
         return saved  # as the caller sent it
 
     async def get(self, scope: Scope, task_id: str, config_id: str) -> TaskPushNotificationConfig:

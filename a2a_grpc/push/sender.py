@@ -9,7 +9,7 @@ dead-letters it (other statuses, a refused address, or too many attempts).
 A restart picks up whatever is still pending. A config's next notification
 waits until the one before it is delivered or dead.
 
-A config set by an A2A 0.3 or first-draft client gets what that generation's
+A config set by an A2A 0.3 or first-draft client gets what that dialect's
 servers send: the task, in its JSON shape (`kind`, lower-case states), as it
 stands when the notification goes out (its state then, not at the event),
 with `Content-Type: application/json`.
@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # signing needs the [auth] extra; a sender without a signer d
 from a2a_grpc.stores import Delivery, PushStore, TaskLog
 
 log = logging.getLogger("a2a_grpc.push")
-# The task's JSON shape per generation, for configs set by older clients.
+# The task's JSON shape per dialect, for configs set by older clients.
 TASK_SHAPES = {"0.3": json03.task_out, "0.1": json01.task_out}
 TOKEN_HEADER = "X-A2A-Notification-Token"
 

@@ -255,7 +255,7 @@ class PushStore(Protocol):
                                payload: str = "") -> None:
         """Insert or replace a config, keyed by (task_id, id). `payload` is what
         its notifications carry: "" the event (1.0), "1.1" the event with the
-        A2A 1.1 draft's generations, or the generation ("0.3", "0.1") whose
+        A2A 1.1 draft's generations, or the dialect ("0.3", "0.1") whose
         task shape they are sent in."""
 
     async def get_push_config(

@@ -1,5 +1,5 @@
 """A2A 0.3 JSON-RPC methods, each a 1.0 RPC with its params and result translated
-(which generation serves a call: bridge/legacy/routing.py). `message.send` is the
+(which dialect serves a call: bridge/legacy/routing.py). `message.send` is the
 spelling of the lifecycle pages in the seed documents."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class LegacyMethod:
     rpc: str  # the 1.0 RPC that serves it
     params: Callable[[Json], Json]  # its params -> the 1.0 request, as ProtoJSON
     result: Callable[[Json], Any]  # the 1.0 response, as ProtoJSON -> its result
-    version: str = VERSION  # the generation it belongs to
+    version: str = VERSION  # the dialect it belongs to
     client_task_ids: bool = False  # a message may name a task it creates (first draft)
     # Streams whose events are rendered with state of their own (made per stream).
     per_stream: Callable[[], Callable[[Json], Any]] | None = None

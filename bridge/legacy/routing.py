@@ -1,12 +1,12 @@
-"""Which generation serves a JSON-RPC call, by what arrives (one handler for all).
+"""Which dialect serves a JSON-RPC call, by what arrives (one handler for all).
 
 - 1.0, 0.3 and first-draft method names mostly differ, so a call is served in
-  the generation its method is written in: `SendMessage` as 1.0,
+  the dialect its method is written in: `SendMessage` as 1.0,
   `message/send` as 0.3, `tasks/send` as the first draft (0.1, 0.2).
 - An `A2A-Version` that contradicts the method is VersionNotSupported.
 - `tasks/get`, `tasks/cancel` and `tasks/resubscribe` are both 0.3 and
   first-draft names. With `A2A-Version: 0.3`, or `0.1`/`0.2`, they answer in
-  that generation. Without one (ambiguous; spec 1.0 §3.6.2 reads it as 0.3)
+  that dialect. Without one (ambiguous; spec 1.0 §3.6.2 reads it as 0.3)
   the answer is the 0.3 shape with the draft's fields beside it (`sessionId`,
   a part's `type`, an artifact's `index`): what either reader looks for.
 """
@@ -22,7 +22,7 @@ from a2a_grpc.bridge.legacy import methods03 as v03_methods
 from a2a_grpc.bridge.legacy.methods03 import LegacyMethod
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.legacy.json03 import Json
-from a2a_grpc.legacy.versions import ACCEPTS, as_generation, major_minor
+from a2a_grpc.legacy.versions import ACCEPTS, as_dialect, major_minor
 
 
 def resolve(name: str, version: Callable[[], str | None]) -> LegacyMethod | None:
@@ -42,7 +42,7 @@ def resolve(name: str, version: Callable[[], str | None]) -> LegacyMethod | None
 
 def context_for(ctx: CallContext, method: LegacyMethod) -> CallContext:
     """The call as the 1.0 handler serves it, once its version is checked."""
-    return as_generation(ctx, method.version, client_task_ids=method.client_task_ids)
+    return as_dialect(ctx, method.version, client_task_ids=method.client_task_ids)
 
 
 def _both(a: Any, b: Any) -> Any:

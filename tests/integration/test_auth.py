@@ -205,7 +205,7 @@ async def test_the_agent_knows_who_is_calling(stack: StackFactory, tmp_path: Pat
     assert done.task.artifacts[0].parts[0].text == "carol via bearer ['extra', 'tasks']"  # type: ignore[attr-defined]
 
 
-async def test_earlier_generations_are_refused_too(stack: StackFactory, tmp_path: Path,
+async def test_earlier_dialects_are_refused_too(stack: StackFactory, tmp_path: Path,
                                                    issuer: Issuer) -> None:
     s = await secured(stack, tmp_path, issuer)
     async with s.session.get(s.base_url + "/v1/tasks/x") as resp:  # 0.3 REST

@@ -1,7 +1,7 @@
 """Part media types checked against the card's input modes before the agent
 runs (spec §3.3.2, ContentTypeNotSupportedError: -32005, HTTP 400,
 INVALID_ARGUMENT in 1.0.1; 0.3's REST answers 415), on every binding and
-generation, and an agent's own rule."""
+dialect, and an agent's own rule."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Push credentials are write-only (A2A #1681 / #1750): after a config is
 created with `authentication.credentials`, Get and List answer without them on
-every binding and generation of a real `serve`, and deliveries still carry
+every binding and dialect of a real `serve`, and deliveries still carry
 them. With --push-secret-keys they are sealed at rest, and keys rotate."""
 
 from __future__ import annotations

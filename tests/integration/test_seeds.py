@@ -1,5 +1,5 @@
 """Every JSON-RPC request example of the seed documents (../shared/seeds),
-sent as written, its answer checked in that example's generation; and the
+sent as written, its answer checked in that example's dialect; and the
 first draft (0.1) of A2A beyond them."""
 
 from __future__ import annotations

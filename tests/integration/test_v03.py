@@ -193,7 +193,7 @@ async def test_one_card_for_both_generations(stack: StackFactory) -> None:
         {"url": f"127.0.0.1:{s.grpc_server.port}", "transport": "GRPC"}]
 
 
-async def test_push_is_delivered_in_the_shape_of_the_generation_that_set_it(
+async def test_push_is_delivered_in_the_shape_of_the_dialect_that_set_it(
         stack: StackFactory) -> None:
     s = await stack(sender=True)
     hook = await start_webhook()

@@ -26,7 +26,7 @@ def stub(running: object) -> A2AServiceStub:
     return A2AServiceStub(running.channel)  # type: ignore[attr-defined]
 
 
-async def test_send_get_and_both_generations_see_one_task(serve: Serve) -> None:
+async def test_send_get_and_both_dialects_see_one_task(serve: Serve) -> None:
     s = await serve()
     old = stub(s)
     sent = await old.SendMessage(v03.SendMessageRequest(request=msg("hello")))

@@ -159,7 +159,7 @@ async def test_bad_json_and_a_contradicting_version(stack: StackFactory) -> None
     assert wrong["code"] == -32009 and "0.3" in wrong["message"]
 
 
-async def test_a_task_across_generations_and_bindings(stack: StackFactory) -> None:
+async def test_a_task_across_dialects_and_bindings(stack: StackFactory) -> None:
     """Made by a first-draft client over JSON-RPC, followed by a 0.3 gRPC
     subscriber, canceled by 1.0 gRPC, read over 0.3 REST and the draft's
     JSON-RPC: one task, one history."""

@@ -1,6 +1,6 @@
 """The official a2a-sdk 0.3.x client (the line most deployed agents still run),
 in its own virtualenv, against `a2a-grpc serve`: it must accept our one card
-for both generations and speak A2A 0.3 to the same server over each of its
+for both dialects and speak A2A 0.3 to the same server over each of its
 three bindings (JSON-RPC, HTTP+JSON under /v1, gRPC's a2a.v1 service),
 including a push notification it set, delivered in 0.3's shape."""
 
