@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
+from tools.kits import INTEROP, checkout, kit_venv
+
 ROOT = Path(__file__).resolve().parents[1]
-HOMES = ROOT / ".interop"
+
 DOC = ROOT / "docs" / "itk.md"
-RESULTS = HOMES / "itk-logs" / "results.json"  # the last full run's
+RESULTS = INTEROP / "itk-logs" / "results.json"  # the last full run's
 ENVS: dict[str, tuple[str, ...]] = {
     "itk-runner": ("httpx>=0.27", "httpx-sse>=0.4", "protobuf>=5", "fastapi>=0.110",
                    "uvicorn>=0.29", "grpcio>=1.60"),
@@ -98,28 +98,13 @@ KNOWN[("ts_v03", "http_json")] = KNOWN[("ts_v03", "grpc")]
 
 
 def kit_dir() -> Path:
-    raw = os.environ.get("A2A_ITK_DIR")
-    if not raw:
-        sys.exit("make itk: set A2A_ITK_DIR to a checkout of a2aproject/a2a-itk "
-                 "(git clone https://github.com/a2aproject/a2a-itk ../a2a-itk)")
-    path = Path(raw).resolve()
-    if not (path / "testlib.py").exists() or not (path / "protos" / "instruction.proto").exists():
-        sys.exit(f"make itk: {path} is not a checkout of a2a-itk (no testlib.py, "
-                 "protos/instruction.proto)")
-    return path
+    return checkout("A2A_ITK_DIR", "itk", ["testlib.py", "protos/instruction.proto"],
+                    "git clone https://github.com/a2aproject/a2a-itk")
 
 
 def env_python(name: str) -> Path:
     """A virtualenv of ENVS[name], made on first use."""
-    home = HOMES / name
-    python, stamp = home / "bin" / "python", home / "installed.txt"
-    wanted = "\n".join(ENVS[name])
-    if not (stamp.exists() and stamp.read_text() == wanted):
-        print(f"installing {name} into {home} (first run only)...", flush=True)
-        venv.create(home, with_pip=True, clear=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *ENVS[name]], check=True)
-        stamp.write_text(wanted)
-    return python
+    return kit_venv(name, ENVS[name])
 
 
 def node_agents(kit: Path) -> None:

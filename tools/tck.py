@@ -22,14 +22,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import venv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.kits import checkout, kit_venv
+
 ROOT = Path(__file__).resolve().parents[1]
-INTEROP = ROOT / ".interop"
 PEERS = ROOT / "tests" / "interop" / "peers"
 DOC = ROOT / "docs" / "conformance.md"
 BINDINGS = ("jsonrpc", "grpc", "rest")
@@ -58,27 +58,12 @@ class Outcome:
 
 
 def tck_dir() -> Path:
-    raw = os.environ.get("A2A_TCK_DIR")
-    if not raw:
-        sys.exit("make tck: set A2A_TCK_DIR to a checkout of a2aproject/a2a-tck (branch main), "
-                 "e.g. `git clone https://github.com/a2aproject/a2a-tck ../a2a-tck` then "
-                 "`make tck A2A_TCK_DIR=../a2a-tck`")
-    path = Path(raw).resolve()
-    if not (path / "tests" / "mandatory").is_dir():
-        sys.exit(f"make tck: {path} is not an a2a-tck checkout (no tests/mandatory there)")
-    return path
+    return checkout("A2A_TCK_DIR", "tck", ["tests/mandatory"],
+                    "git clone https://github.com/a2aproject/a2a-tck, branch main")
 
 
 def tck_python(suite: Path) -> Path:
-    home = INTEROP / "tck-venv"
-    python, stamp = home / "bin" / "python", home / "installed.txt"
-    if stamp.exists() and stamp.read_text() == str(suite):
-        return python
-    print(f"installing the suite's dependencies into {home} (first run only)...", flush=True)
-    venv.create(home, with_pip=True, clear=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(suite)], check=True)
-    stamp.write_text(str(suite))
-    return python
+    return kit_venv("tck-venv", ["-e", str(suite)])
 
 
 def sdk_python() -> Path:

@@ -24,14 +24,14 @@ import re
 import subprocess
 import sys
 import time
-import venv
 from collections import Counter
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from tools.kits import checkout, kit_venv
+
 ROOT = Path(__file__).resolve().parents[1]
-HOME = ROOT / ".interop" / "tck10-venv"
 DOC = ROOT / "docs" / "conformance-1.0-dev.md"
 KIT, SPEC_VERSION, OURS = "the kit's", "the kit's spec version (v1.0.0)", "ours"
 
@@ -60,25 +60,12 @@ KNOWN: list[tuple[str, str, str, str]] = [
 
 
 def kit_dir() -> Path:
-    raw = os.environ.get("A2A_TCK10_DIR")
-    if not raw:
-        sys.exit("make tck10: set A2A_TCK10_DIR to a checkout of a2aproject/a2a-tck, branch "
-                 "1.0-dev (git clone -b 1.0-dev https://github.com/a2aproject/a2a-tck ../tck10)")
-    path = Path(raw).resolve()
-    if not (path / "run_tck.py").exists() or not (path / "scenarios").is_dir():
-        sys.exit(f"make tck10: {path} is not a 1.0-dev checkout of a2a-tck (no run_tck.py, "
-                 "scenarios/)")
-    return path
+    return checkout("A2A_TCK10_DIR", "tck10", ["run_tck.py", "scenarios"],
+                    "git clone -b 1.0-dev https://github.com/a2aproject/a2a-tck")
 
 
 def kit_python(kit: Path) -> Path:
-    python, stamp = HOME / "bin" / "python", HOME / "installed.txt"
-    if not (stamp.exists() and stamp.read_text() == str(kit)):
-        print(f"installing the kit's dependencies into {HOME} (first run only)...", flush=True)
-        venv.create(HOME, with_pip=True, clear=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "-e", str(kit)], check=True)
-        stamp.write_text(str(kit))
-    return python
+    return kit_venv("tck10-venv", ["-e", str(kit)])
 
 
 def start_server() -> tuple[subprocess.Popen[bytes], str]:

@@ -1,8 +1,9 @@
 """Peers we did not write, installed in their own environments on first use.
 
-The official a2a-sdk lives in its own virtualenv under .interop/ (its
-generated `a2a.proto` types would clash with ours in one process) and runs as
-a subprocess; Node's grpc-js lives in .interop/node. Installing needs PyPI or
+The official a2a-sdk lives in its own virtualenv under .interop/
+(tools/kits.py) and runs as a subprocess, as a peer does (side by side in
+one process is tests/packaging/test_side_by_side.py); Node's grpc-js lives
+in .interop/node. Installing needs PyPI or
 npm the first time; later runs reuse what is there. Used by the interop
 tests' fixtures and by `make bench`.
 """
@@ -12,12 +13,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import venv
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-INTEROP = ROOT / ".interop"
+from tools.kits import INTEROP, InstallFailed, venv_with
+
 # The official SDK with its gRPC client, its HTTP server (for the reference server peer)
 # and its SQL task store (SQLite, PostgreSQL: the durable benchmarks).
 SDK_PACKAGES = ("a2a-sdk[grpc,http-server,signing,sqlite,postgresql]==1.3.0", "uvicorn>=0.30")
@@ -44,20 +44,10 @@ def sdk03_python() -> Path:
 
 
 def _venv(name: str, packages: tuple[str, ...]) -> Path:
-    home = INTEROP / name
-    python = home / "bin" / "python"
-    stamp = home / "installed.txt"
-    spec = " ".join(packages)
-    if stamp.exists() and stamp.read_text() == spec:
-        return python
-    print(f"\ninstalling {spec} into {home} (first run only)...", file=sys.stderr)
-    venv.create(home, with_pip=True, clear=True)
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *packages],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        raise Unavailable(f"{spec} is unavailable: {done.stderr[-2000:]}")
-    stamp.write_text(spec)
-    return python
+    try:
+        return venv_with(name, packages)
+    except InstallFailed as exc:
+        raise Unavailable(str(exc)) from None
 
 
 def node_modules() -> Path:

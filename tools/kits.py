@@ -1,0 +1,64 @@
+"""The checkouts and virtualenvs that the kits and peers we did not write run
+in: the conformance kits (`make tck`, `make tck10`), the integration test kit
+(`make itk`), and the official SDKs the interop tests and benchmarks drive
+(tests/interop/envs.py). One place for how each is found and installed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+INTEROP = ROOT / ".interop"  # every virtualenv here, one folder each
+
+
+class InstallFailed(Exception):
+    """pip could not install what a virtualenv should hold; the message says why."""
+
+
+def checkout(variable: str, target: str, needs: Sequence[str], clone: str) -> Path:
+    """The kit's checkout that `variable` names, holding each path in `needs`;
+    else the process stops saying how to get one (`clone`: the command)."""
+    raw = os.environ.get(variable)
+    if not raw:
+        sys.exit(f"make {target}: set {variable} to a checkout of it ({clone}), e.g. "
+                 f"`make {target} {variable}=../kit`")
+    path = Path(raw).resolve()
+    missing = [n for n in needs if not (path / n).exists()]
+    if missing:
+        sys.exit(f"make {target}: {path} is not the right checkout (no {', '.join(missing)})")
+    return path
+
+
+def venv_with(name: str, requirements: Sequence[str]) -> Path:
+    """The Python of .interop/NAME, a virtualenv holding `requirements` (pip's
+    arguments: packages, or `-e PATH`), made on first use and made again when
+    the requirements change. Raises InstallFailed."""
+    home = INTEROP / name
+    python, stamp = home / "bin" / "python", home / "installed.txt"
+    wanted = "\n".join(requirements)
+    if stamp.exists() and stamp.read_text() == wanted:
+        return python
+    print(f"\ninstalling {' '.join(requirements)} into {home} (first run only)...",
+          file=sys.stderr, flush=True)
+    venv.create(home, with_pip=True, clear=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements],
+                          capture_output=True, text=True, timeout=900, check=False)
+    if done.returncode != 0:
+        raise InstallFailed(f"{' '.join(requirements)} could not be installed: "
+                            f"{done.stderr[-2000:]}")
+    stamp.write_text(wanted)
+    return python
+
+
+def kit_venv(name: str, requirements: Sequence[str]) -> Path:
+    """`venv_with` for a make target: a failed install stops the process."""
+    try:
+        return venv_with(name, requirements)
+    except InstallFailed as exc:
+        sys.exit(str(exc))
