@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -30,7 +31,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError, UnavailableError
-from a2a_grpc.core.layer import Layer
+from a2a_grpc.core.layer import Call, Layer
 from a2a_grpc.core.stream import EventStream
 
 T = TypeVar("T")
@@ -69,6 +70,9 @@ class Admission(Layer):
 
     def stream(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[EventStream]:
         return self._admitted(self.next[rpc], req, ctx)
+
+    def bound(self, rpc: str, streaming: bool) -> Call:
+        return partial(self._admitted, self.next[rpc])  # what both hooks do
 
     async def _admitted(self, call: Callable[[R, CallContext], Awaitable[T]], req: R,
                         ctx: CallContext) -> T:

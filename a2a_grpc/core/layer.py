@@ -37,12 +37,16 @@ class Operations:
     """An A2AService whose operations call `unary` or `stream` by RPC name."""
 
     def _bind_hooks(self) -> None:
-        """Each operation the class leaves as it is here, bound to its hook on
-        this instance: the same call, one frame less."""
+        """Each operation the class leaves as it is here, bound on this
+        instance to what `bound` gives: the same call, one frame less."""
         for rpc, method in METHODS.items():
             if getattr(type(self), method.attr) is getattr(Operations, method.attr):
-                hook = self.stream if method.streaming else self.unary
-                setattr(self, method.attr, partial(hook, rpc))
+                setattr(self, method.attr, self.bound(rpc, method.streaming))
+
+    def bound(self, rpc: str, streaming: bool) -> Call:
+        """What an operation calls: its hook with the RPC's name. A layer whose
+        hook only hands the call to a helper may give the helper itself."""
+        return partial(self.stream if streaming else self.unary, rpc)
 
     def unary(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[Any]:
         raise NotImplementedError

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from google.protobuf.message import Message
@@ -24,7 +25,7 @@ from opentelemetry.trace import Span
 from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import public, wire_of
-from a2a_grpc.core.layer import Layer
+from a2a_grpc.core.layer import Call, Layer
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
@@ -147,6 +148,9 @@ class ObservedService(Layer):
 
     def stream(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[EventStream]:
         return self._stream(rpc, self.next[rpc], req, ctx)
+
+    def bound(self, rpc: str, streaming: bool) -> Call:
+        return partial(self._stream if streaming else self._unary, rpc, self.next[rpc])
 
 
 class _Watched:
