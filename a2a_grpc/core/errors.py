@@ -157,7 +157,7 @@ class Wire(NamedTuple):
     reason: str
 
 
-# §5.4, checked against the official SDK's table by tests/unit/test_errors.py.
+# §5.4, checked against the official SDK's table by tests/unit/core/test_errors.py.
 WIRE: dict[type[A2AError], Wire] = {
     ParseError: Wire(-32700, code_pb2.INVALID_ARGUMENT, 400, "PARSE_ERROR"),
     InvalidRequestError: Wire(-32600, code_pb2.INVALID_ARGUMENT, 400, "INVALID_REQUEST"),

@@ -25,7 +25,7 @@ from google.protobuf.descriptor import FileDescriptor
 from a2a_grpc.core.published import PREFIX, private_source, published_file
 from a2a_grpc.generated import a2a_pb2, a2a_v03_pb2
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OUT = Path("a2a_grpc", "generated")  # where protoc writes, given `-I a2a_grpc/generated=proto`
 GOOGLEAPIS = str(Path(next(iter(google.api.__path__))).parent.parent)
 
