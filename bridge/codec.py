@@ -33,7 +33,7 @@ from google.protobuf.message import Message
 from a2a_grpc.bridge import protojson
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
-from a2a_grpc.core.stream import Kept
+from a2a_grpc.core.stream import Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
 DEFAULT_MAX_DEPTH = 32
@@ -252,14 +252,20 @@ def rendered(msg: Message) -> Any:
     return to_dict(msg)
 
 
-def printed_event(event: StreamResponse, kept: Kept | None) -> Any:
+# This edge's name for what it leaves in an event's Renderings (core/stream.py).
+PROTOJSON = "protojson"
+
+
+def printed_event(event: StreamResponse, made: Renderings | None) -> Any:
     """A stream event for `dumps`: printed once for all the streams that carry
-    this very event (`kept`, core/stream.py), else as `to_dict` gives it."""
-    if kept is None:
+    this very event (`made`, core/stream.py Renderings), else as `to_dict`
+    gives it."""
+    if made is None:
         return to_dict(event)
-    if kept.json is None:
-        kept.json = Printed(dumps(to_dict(event)))
-    return kept.json
+    printed = made.get(PROTOJSON)
+    if printed is None:
+        printed = made[PROTOJSON] = Printed(dumps(to_dict(event)))
+    return printed
 
 
 def json_response(data: Any, content_type: str, status: int = 200,

@@ -39,7 +39,7 @@ from aiohttp import web
 
 from a2a_grpc.bridge import codec
 from a2a_grpc.core.errors import UnavailableError
-from a2a_grpc.core.stream import EventStream, Kept
+from a2a_grpc.core.stream import EventStream, Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 HEADERS = {
@@ -101,7 +101,7 @@ async def _flush(response: web.StreamResponse, frames: list[bytes]) -> None:
 async def stream(
     request: web.Request,
     events: EventStream,
-    render: Callable[[StreamResponse, Kept | None], Any],
+    render: Callable[[StreamResponse, Renderings | None], Any],
     render_error: Callable[[BaseException], tuple[Any, str | None]],
     keepalive: float,
 ) -> web.StreamResponse:

@@ -34,7 +34,7 @@ from a2a_grpc.core.context import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError
 from a2a_grpc.core.layer import Layer
-from a2a_grpc.core.stream import EventStream, Kept, Numbered
+from a2a_grpc.core.stream import EventStream, Numbered, Renderings
 
 MAX_BUCKETS = 100_000  # callers remembered by the rate limit (the least recent go first)
 STARTS_A_RUN = {"SendMessage", "SendStreamingMessage"}  # the calls the task limit counts
@@ -96,7 +96,7 @@ class _Released:
         return self._inner.seq, event
 
     @property
-    def kept(self) -> Kept | None:  # core/stream.py Keeps: the inner stream's, as it shows it
+    def renderings(self) -> Renderings | None:  # core/stream.py Sharing: the inner stream's
         return self._inner.shared()
 
     def _done(self) -> None:
@@ -159,7 +159,7 @@ class LimitedService(Layer):
             return stream
         released = _Released(stream, lambda: self._release(key))
         return EventStream(released, numbered=stream.numbered, ready=stream.ready,
-                           announce=stream.announce, keeps=released)
+                           announce=stream.announce, sharing=released)
 
     def _release(self, key: str) -> None:
         left = self._streams.get(key, 1) - 1

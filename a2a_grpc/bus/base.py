@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import NamedTuple, Protocol
 
-from a2a_grpc.core.stream import Kept
+from a2a_grpc.core.stream import Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 
@@ -23,8 +23,8 @@ class Event(NamedTuple):
     # end with this error instead of waiting for events that will not come.
     error: BaseException | None = None
     # Set when several subscribers get this very event: what their streams
-    # make of it, made once (core/stream.py Kept).
-    kept: Kept | None = None
+    # make of it, made once (core/stream.py Renderings).
+    renderings: Renderings | None = None
 
 
 class Published(Protocol):

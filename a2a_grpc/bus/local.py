@@ -11,7 +11,7 @@ unsubscribes in `__aexit__` (also when its task is cancelled by a client
 hang-up). A queue is a deque with one waiter (a subscription has one
 reader), which costs less per event than asyncio.Queue and lets a reader
 `peek` at what is already there. Every subscriber of a task is given the
-same `Event`; when there are several, it carries a `Kept`, in which the
+same `Event`; when there are several, it carries a `Renderings`, in which the
 first stream to print or serialise the event leaves the bytes for the others.
 """
 
@@ -26,7 +26,7 @@ from typing import Generic, TypeVar
 
 from a2a_grpc.bus.base import END, Control, Event, Published
 from a2a_grpc.core.errors import UnavailableError
-from a2a_grpc.core.stream import Kept
+from a2a_grpc.core.stream import Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 BACKLOG_EVENTS, BACKLOG_BYTES = 2000, 1 << 20
@@ -191,7 +191,7 @@ class LocalEventBus:
         self.published += 1
         subs = self._subs.of(task_id)
         if subs:
-            item = Event(seq, event, None, Kept() if len(subs) > 1 else None)
+            item = Event(seq, event, None, Renderings() if len(subs) > 1 else None)
             for sub in subs:
                 sub.put(item)
 
@@ -201,7 +201,7 @@ class LocalEventBus:
         if subs:
             shared = len(subs) > 1
             for one in events:
-                item = Event(one.seq, one.event, None, Kept() if shared else None)
+                item = Event(one.seq, one.event, None, Renderings() if shared else None)
                 for sub in subs:
                     sub.put(item)
 

@@ -13,26 +13,22 @@ from a2a_grpc.generated.a2a_pb2 import StreamResponse
 Numbered = tuple[int | None, StreamResponse]
 
 
-class Kept:
-    """What the edges made of one event, for every stream that carries the very
-    same event object: the local bus hands one event to all the subscribers
-    of a task, so the first stream to print it (ProtoJSON bytes, `json`) or
-    serialise it (protobuf bytes, `wire`) keeps the result here, and the
-    others send those bytes instead of making their own."""
+class Renderings(dict[str, object]):
+    """What edges made of one event that several streams carry, by a name each
+    edge chooses: the local bus hands one event object to every subscriber of
+    a task, so the first stream to render it leaves its bytes here and the
+    others send those instead of making their own. What is rendered, and how,
+    is each edge's own business; this is only the place to leave it."""
 
-    __slots__ = ("json", "wire")
-
-    def __init__(self) -> None:
-        self.json: object = None  # the edge's printed form (bridge/codec.py Printed)
-        self.wire: bytes | None = None
+    __slots__ = ()
 
 
-class Keeps(Protocol):
-    """A source that knows, for the event it returned last, the `Kept` that
+class Sharing(Protocol):
+    """A source that knows, for the event it returned last, the `Renderings`
     other streams share (None when no other stream carries that event)."""
 
     @property
-    def kept(self) -> Kept | None: ...
+    def renderings(self) -> Renderings | None: ...
 
 
 class Source(Protocol):
@@ -83,23 +79,23 @@ class EventStream(AsyncIterator[StreamResponse]):
     applied to each event before it is returned (how the call's protocol
     version shows it; it returns a copy if it changes anything, as streams
     share their events). `watcher`, when set, is told of each event and of
-    the end (`Watcher`). `keeps` (the source, or what stands for it) knows
-    the `Kept` of the event just read when other streams share it;
-    `shared()` gives it, or None for an event of this stream's own (not
+    the end (`Watcher`). `sharing` (the source, or what stands for it) knows
+    the `Renderings` of the event just read when other streams share it;
+    `shared()` gives them, or None for an event of this stream's own (not
     shared, or changed by the view).
     """
 
-    __slots__ = ("_first_sent", "_keeps", "_reads", "_ready", "_source", "_viewed",
+    __slots__ = ("_first_sent", "_reads", "_ready", "_sharing", "_source", "_viewed",
                  "announce", "numbered", "seq", "view", "watcher")
 
     def __init__(self, source: Source, *, numbered: bool = True,
                  ready: Callable[[], bool] | None = None, announce: bool = True,
                  first_sent: Callable[[], None] | None = None,
-                 keeps: Keeps | None = None) -> None:
+                 sharing: Sharing | None = None) -> None:
         self._source = source
         self._ready = ready
         self._first_sent = first_sent
-        self._keeps = keeps
+        self._sharing = sharing
         self._viewed = False  # the last event returned is the view's copy
         self._reads = 0
         self.numbered = numbered
@@ -111,10 +107,10 @@ class EventStream(AsyncIterator[StreamResponse]):
     def ready(self) -> bool:
         return self._ready is not None and self._ready()
 
-    def shared(self) -> Kept | None:
-        """Where to keep, or find, what an edge makes of the last event read."""
-        keeps = self._keeps
-        return None if keeps is None or self._viewed else keeps.kept
+    def shared(self) -> Renderings | None:
+        """Where to leave, or find, what an edge makes of the last event read."""
+        sharing = self._sharing
+        return None if sharing is None or self._viewed else sharing.renderings
 
     def __aiter__(self) -> EventStream:
         return self

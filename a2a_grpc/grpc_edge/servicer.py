@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from functools import partial
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
 from google.protobuf import message_factory
@@ -76,6 +76,8 @@ async def abort(context: Ctx, exc: BaseException) -> None:
 
 
 SERVICE = pb.DESCRIPTOR.services_by_name["A2AService"]
+# This edge's name for what it leaves in an event's Renderings (core/stream.py).
+PROTOBUF = "protobuf"
 
 
 class Malformed:
@@ -123,7 +125,7 @@ def register(server: grpc.aio.Server, service: ServiceDescriptor,
 
 def serialized(message: ProtoMessage | bytes) -> bytes:
     """A stream's message as it goes out: bytes are an event serialised once for
-    all the streams that carry it (`Kept`, core/stream.py), sent as they are."""
+    all the streams that carry it (`Renderings`, core/stream.py), sent as they are."""
     return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
 
 
@@ -172,13 +174,14 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
                         await context.send_initial_metadata(
                             ((FIRST_EVENT_ID, str(events.seq)),))
                     first = False
-                    kept = None if shared is None else shared()
-                    if kept is None:
+                    made = None if shared is None else shared()
+                    if made is None:
                         yield event
                         continue
-                    if kept.wire is None:
-                        kept.wire = event.SerializeToString()
-                    yield kept.wire
+                    wire = made.get(PROTOBUF)
+                    if wire is None:
+                        wire = made[PROTOBUF] = event.SerializeToString()
+                    yield cast(bytes, wire)
         except Exception as exc:
             await abort(context, exc)
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from a2a_grpc.bus.base import END, Event, EventBus, Subscription
 from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, TaskNotFoundError
-from a2a_grpc.core.stream import Kept, Numbered
+from a2a_grpc.core.stream import Numbered, Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskState
 from a2a_grpc.stores.base import Scope, TaskStore
 
@@ -31,12 +31,12 @@ class Follow:
     without awaiting anything, two coroutine layers less per event of a busy
     stream."""
 
-    __slots__ = ("_done", "_first_seq", "_stack", "_sub", "kept")
+    __slots__ = ("_done", "_first_seq", "_stack", "_sub", "renderings")
 
     def __init__(self, stack: AsyncExitStack, sub: Subscription, first_seq: int) -> None:
         self._stack, self._sub, self._first_seq = stack, sub, first_seq
         self._done = False
-        self.kept: Kept | None = None  # the last event's, when other streams get it too
+        self.renderings: Renderings | None = None  # the last event's, if other streams get it
 
     async def __anext__(self) -> Numbered:
         if not self._done:
@@ -54,7 +54,7 @@ class Follow:
                 if event.seq >= self._first_seq:
                     if lifecycle.ends_stream(event.payload):
                         self._done = True
-                    self.kept = event.kept
+                    self.renderings = event.renderings
                     return event.seq, event.payload
         await self._stack.aclose()  # after the last event: unsubscribe
         raise StopAsyncIteration
@@ -78,7 +78,7 @@ class Tail:
     task: Task
     seq: int
     replay: list[tuple[int, StreamResponse]]
-    kept: Kept | None = None  # follow_task's last event's, when other streams share it
+    renderings: Renderings | None = None  # follow_task's last event's, if streams share it
 
     @property
     def state(self) -> TaskState:
@@ -135,7 +135,7 @@ async def follow_task(tail: Tail, resume: int | None) -> AsyncGenerator[Numbered
                 raise event.error
             if event.seq <= tail.seq:
                 continue  # already part of the snapshot
-            tail.kept = event.kept
+            tail.renderings = event.renderings
             yield event.seq, event.payload
             if lifecycle.ends_stream(event.payload):
                 return

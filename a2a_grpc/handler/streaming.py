@@ -75,7 +75,7 @@ class StreamCalls:
             lambda done: None if isinstance(done.result(), TaskFencedError) else sub.end())
         follow = Follow(stack, sub, first)
         return EventStream(follow, ready=lambda: ready(sub.peek(), first - 1),
-                           announce=announces(ctx), first_sent=release, keeps=follow)
+                           announce=announces(ctx), first_sent=release, sharing=follow)
 
     async def _duplicate_stream(self, dup: Duplicate, scope: Scope) -> EventStream:
         """A retried stream: the task as it stands and what follows, or the reply."""
@@ -95,7 +95,7 @@ class StreamCalls:
             await tail.stack.aclose()
             return EventStream(one(tail.seq, StreamResponse(task=tail.task)))
         return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq),
-                           keeps=tail)
+                           sharing=tail)
 
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext
@@ -117,4 +117,4 @@ class StreamCalls:
                 "events to subscribe to. Use GetTask to read it"
             )
         return EventStream(follow_task(found, last), ready=lambda: ready(found.sub.peek(),
-                           found.seq), announce=announces(ctx), keeps=found)
+                           found.seq), announce=announces(ctx), sharing=found)

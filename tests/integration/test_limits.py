@@ -193,7 +193,7 @@ async def test_a_reader_that_stops_reading_is_cut_off_and_resumes(
 async def test_two_limited_streams_of_one_task_get_the_same_events(
         serving: Callable[..., Awaitable[Server]], keys: Path) -> None:
     """Through the limits layer's wrapper, two streams sharing each event (one
-    printing for both, core/stream.py Kept) get it as each would alone."""
+    printing for both, core/stream.py Renderings) get it as each would alone."""
     server = await serving("--api-keys", str(keys), "--max-streams", "2")
     async with aiohttp.ClientSession() as session:
         async with await rest(session, server, "alice", "/message:send", send("ask")) as resp:

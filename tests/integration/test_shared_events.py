@@ -1,5 +1,5 @@
 """Several streams of one task: each event is printed (JSON) and serialised
-(gRPC) once for all of them (core/stream.py `Kept`), and every stream still
+(gRPC) once for all of them (core/stream.py `Renderings`), and every stream still
 gets exactly what a printing of its own would give: over JSON-RPC (under an
 id orjson writes and one only json writes), HTTP+JSON, gRPC, the 0.3
 JSON-RPC shape, and a 1.0 reader beside a 1.1 reader of a counted task."""
