@@ -1,75 +1,20 @@
 """The public agent card at /.well-known/agent-card.json (spec §8), and at
-/.well-known/agent.json where clients of the earlier drafts look for it.
-
-Serves the card `a2a_grpc.cards.card.public_card` built, with an ETag,
-Last-Modified and Cache-Control; a matching If-None-Match, or (without one,
-as RFC 9110 §13.2.2 orders them) an If-Modified-Since not before
-Last-Modified, gets 304. Last-Modified is when this content was first
-served: `serve` asks its store (TaskStore.card_published), so replicas agree;
-alone, it is when `update` saw the content. One card for both dialects:
-the 0.3 fields beside the 1.0 ones (a2a_grpc/legacy/card03.py), unless
-`v03_fields` is off.
-"""
+/.well-known/agent.json where clients of the earlier drafts look for it, on
+aiohttp: what is served, and when 304 answers, is a2a_grpc/cards/serving.py's."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
-from datetime import UTC, datetime
-from email.utils import format_datetime, parsedate_to_datetime
-
 from aiohttp import web
 
-from a2a_grpc.bridge.codec import to_dict
-from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.legacy.card03 import with_v03_fields
+from a2a_grpc.cards.serving import OLD_PATH, PATH, ServedCard
 
-PATH = "/.well-known/agent-card.json"
-OLD_PATH = "/.well-known/agent.json"  # where 0.1 and 0.2 clients look
-CACHE_SECONDS = 300
+__all__ = ["OLD_PATH", "PATH", "CardEndpoint"]
 
 
-class CardEndpoint:
-    def __init__(self, card: AgentCard, v03_fields: bool = True) -> None:
-        self.v03_fields = v03_fields  # False: a pure 1.0 card (serve --card-format 1.0)
-        self.body = b""
-        self.update(card)
-
-    def update(self, card: AgentCard) -> None:
-        """Serve `card` from now on (e.g. once the real ports are known)."""
-        self.card = card
-        data = to_dict(card)
-        if self.v03_fields:
-            with_v03_fields(data)
-        body = json.dumps(data, indent=1, ensure_ascii=False).encode()
-        if body != self.body:
-            self.body = body
-            self.digest = hashlib.sha256(body).hexdigest()[:32]
-            self.etag = f'"{self.digest}"'
-            self.since(time.time_ns())
-
-    def since(self, ns: int) -> None:
-        """The content has been what it is since `ns` (epoch nanoseconds)."""
-        self.modified = datetime.fromtimestamp(ns // 1_000_000_000, UTC)  # HTTP dates: seconds
-        self.last_modified = format_datetime(self.modified, usegmt=True)
-
+class CardEndpoint(ServedCard):
     async def get(self, request: web.Request) -> web.Response:
-        headers = {"ETag": self.etag, "Last-Modified": self.last_modified,
-                   "Cache-Control": f"public, max-age={CACHE_SECONDS}"}
-        if self._unchanged(request):
+        headers = self.headers()
+        if self.unchanged(request.headers.get("If-None-Match"),
+                          request.headers.get("If-Modified-Since")):
             return web.Response(status=304, headers=headers)
         return web.Response(body=self.body, headers=headers, content_type="application/json")
-
-    def _unchanged(self, request: web.Request) -> bool:
-        wanted = request.headers.get("If-None-Match")
-        if wanted is not None:
-            return self.etag in {t.strip() for t in wanted.split(",")} or wanted.strip() == "*"
-        since = request.headers.get("If-Modified-Since")
-        if since is None:
-            return False
-        try:
-            date = parsedate_to_datetime(since)
-        except (TypeError, ValueError):
-            return False  # not a date: ignored (RFC 9110 §13.1.3)
-        return date.tzinfo is not None and self.modified <= date
