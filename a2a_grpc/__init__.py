@@ -9,7 +9,7 @@ the client (a2a_grpc.client).
 
 from a2a_grpc.agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from a2a_grpc.cards import Interface, public_card
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.core.lifecycle import IllegalTransitionError
 from a2a_grpc.core.version import VERSION as __version__

@@ -30,7 +30,7 @@ from typing import Protocol
 from google.protobuf.struct_pb2 import Struct
 
 from a2a_grpc.core import media, states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import PermissionDeniedError
 from a2a_grpc.core.ids import new_id
 from a2a_grpc.generated.a2a_pb2 import (

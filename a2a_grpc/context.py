@@ -1,6 +1,6 @@
 """The call a handler serves: its service parameters and who makes it (public API;
-defined in core/context.py, where every layer can reach it)."""
+defined in core/call.py, where every layer can reach it)."""
 
-from a2a_grpc.core.context import CURRENT_VERSION, CallContext, Identity
+from a2a_grpc.core.call import CURRENT_VERSION, CallContext, Identity
 
 __all__ = ["CURRENT_VERSION", "CallContext", "Identity"]

@@ -41,13 +41,13 @@ WORKLOAD = '''
 import asyncio, collections, sys, tempfile, uuid
 from pathlib import Path
 sys.path.insert(0, {root!r})
-from a2a_grpc.agents.demo import DemoAgent, demo_card
+from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.app.admission import Admission, AdmissionOptions
 from a2a_grpc.app.http import tune_collector
 from a2a_grpc.bridge import codec
 from a2a_grpc.bridge.jsonrpc import reply
 from a2a_grpc.bridge.sse import frame as sse_frame
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics

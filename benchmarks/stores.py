@@ -21,11 +21,11 @@ import time
 import uuid
 from pathlib import Path
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.core import listing
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.listing import TaskQuery
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores import MemoryTaskStore, Scope, TaskStore

@@ -9,7 +9,7 @@ from functools import partial
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     A2AError,
     InternalError,

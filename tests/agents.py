@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.agents.demo import DemoAgent
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard
 
 

@@ -10,11 +10,11 @@ import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.auth import AuthenticatedService, Gate
 from a2a_grpc.bridge import BridgeConfig, create_app
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.core.contract import A2AService
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc

@@ -79,7 +79,7 @@ def server(which: str) -> Iterator[str]:
     public = f"http://localhost:{HTTP_PORT}"  # the suite flags 127.0.0.1 in a card
     if which == "ours":
         cmd = [sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
-               "--agent", "a2a_grpc.agents.conformance:ConformanceAgent",
+               "--agent", "a2a_grpc.demos.conformance:ConformanceAgent",
                "--grpc-port", str(GRPC_PORT), "--http-port", str(HTTP_PORT),
                "--public-url", public, "--grpc-public-address", f"grpc://localhost:{GRPC_PORT}",
                "--allow-http-push", "--allow-push-to", "localhost",
@@ -201,7 +201,7 @@ def write_doc(suite: Path, results: dict[str, dict[tuple[str, str], Outcome]]) -
     itk = _figure("itk.md", r"\d+ of \d+ scenarios pass")
     lines = ["# Conformance: the official A2A TCK", "",
              f"`make tck` on {time.strftime('%Y-%m-%d')}, suite a2aproject/a2a-tck at "
-             f"{commit}. Ours: `a2a_grpc.agents.conformance:ConformanceAgent`; the official "
+             f"{commit}. Ours: `a2a_grpc.demos.conformance:ConformanceAgent`; the official "
              "SDK: a2a-sdk 1.3 with the same agent profile (tests/interop/peers/"
              "sdk_conformance.py). Counts per category and binding: passed / failed / "
              "skipped / xfailed.", "",

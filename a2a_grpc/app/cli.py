@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
@@ -25,6 +24,7 @@ from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.push.secrets import SecretBox

@@ -16,7 +16,7 @@ from aiohttp import web
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.tls import Reloader, TlsFiles
 from a2a_grpc.bridge import BridgeConfig, create_app
-from a2a_grpc.bridge.app import add_operations_routes
+from a2a_grpc.bridge.http_app import add_operations_routes
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.cards.card import Interface, advertised_host, host_port
 from a2a_grpc.core.contract import A2AService

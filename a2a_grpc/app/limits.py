@@ -30,7 +30,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ResourceExhaustedError
 from a2a_grpc.core.layer import Layer

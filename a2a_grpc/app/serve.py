@@ -47,7 +47,7 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge import CARD
-from a2a_grpc.bridge.app import JWKS_PATH
+from a2a_grpc.bridge.http_app import JWKS_PATH
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bus import Backlog, EventBus, open_bus
 from a2a_grpc.cards.card import (

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from http.cookies import CookieError, SimpleCookie
 
 from a2a_grpc.auth.identity import Identity
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import UnauthenticatedError
 
 LOCATIONS = ("header", "query", "cookie")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from a2a_grpc.auth.gate import Gate
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.layer import Layer
 from a2a_grpc.core.stream import EventStream

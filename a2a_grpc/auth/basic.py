@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 
 from a2a_grpc.auth.identity import Identity
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import UnauthenticatedError
 
 N, R, P, SALT = 2**14, 8, 1, 16

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 
 from a2a_grpc.auth.identity import Identity, Verifier
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import PermissionDeniedError, UnauthenticatedError
 from a2a_grpc.generated.a2a_pb2 import AgentCard, SecurityRequirement
 

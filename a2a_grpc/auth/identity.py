@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from a2a_grpc.core.context import CallContext, Identity
+from a2a_grpc.core.call import CallContext, Identity
 
 __all__ = ["Identity", "Verifier"]
 

@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 
 from a2a_grpc.auth.identity import Identity
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import UnauthenticatedError
 from a2a_grpc.core.extras import missing
 

@@ -6,7 +6,7 @@ verified certificate simply carries no credential for this scheme."""
 from __future__ import annotations
 
 from a2a_grpc.auth.identity import Identity
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 
 
 class MtlsVerifier:

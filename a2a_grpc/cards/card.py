@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from google.protobuf.struct_pb2 import Struct
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.core.context import CURRENT_VERSION
+from a2a_grpc.core.call import CURRENT_VERSION
 from a2a_grpc.core.stream import RESUMABLE_STREAMS_URI
 from a2a_grpc.generated.a2a_pb2 import AgentCard, AgentExtension, AgentInterface
 

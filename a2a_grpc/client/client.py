@@ -48,7 +48,7 @@ from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import ssl_context
 from a2a_grpc.client.transports import Transport
 from a2a_grpc.core import lifecycle
-from a2a_grpc.core.context import CURRENT_VERSION
+from a2a_grpc.core.call import CURRENT_VERSION
 from a2a_grpc.core.errors import (
     A2AError,
     ResourceExhaustedError,

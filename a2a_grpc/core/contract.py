@@ -14,7 +14,7 @@ from typing import Protocol
 
 from google.protobuf.empty_pb2 import Empty
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,

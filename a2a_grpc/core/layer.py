@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from google.protobuf.empty_pb2 import Empty
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.core.methods import METHODS
 from a2a_grpc.core.stream import EventStream

@@ -22,7 +22,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message import Message as ProtoMessage
 from grpc_status import rpc_status
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import A2AError, InternalError, ParseError
 from a2a_grpc.core.published import service_name
@@ -141,7 +141,7 @@ def check_parsed(request: object) -> None:
 
 class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
     def __init__(self, service: A2AService) -> None:
-        self.h = service
+        self.service = service
 
     async def _unary(
         self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
@@ -189,50 +189,50 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
     async def SendMessage(
         self, request: pb.SendMessageRequest, context: Ctx
     ) -> pb.SendMessageResponse:
-        return await self._unary(self.h.send_message, request, context)
+        return await self._unary(self.service.send_message, request, context)
 
     async def SendStreamingMessage(
         self, request: pb.SendMessageRequest, context: Ctx
     ) -> AsyncIterator[Sent]:
-        async for event in self._stream(self.h.send_streaming_message, request, context):
+        async for event in self._stream(self.service.send_streaming_message, request, context):
             yield event
 
     async def GetTask(self, request: pb.GetTaskRequest, context: Ctx) -> pb.Task:
-        return await self._unary(self.h.get_task, request, context)
+        return await self._unary(self.service.get_task, request, context)
 
     async def ListTasks(self, request: pb.ListTasksRequest, context: Ctx) -> pb.ListTasksResponse:
-        return await self._unary(self.h.list_tasks, request, context)
+        return await self._unary(self.service.list_tasks, request, context)
 
     async def CancelTask(self, request: pb.CancelTaskRequest, context: Ctx) -> pb.Task:
-        return await self._unary(self.h.cancel_task, request, context)
+        return await self._unary(self.service.cancel_task, request, context)
 
     async def SubscribeToTask(
         self, request: pb.SubscribeToTaskRequest, context: Ctx
     ) -> AsyncIterator[Sent]:
-        async for event in self._stream(self.h.subscribe_to_task, request, context):
+        async for event in self._stream(self.service.subscribe_to_task, request, context):
             yield event
 
     async def CreateTaskPushNotificationConfig(
         self, request: pb.TaskPushNotificationConfig, context: Ctx
     ) -> pb.TaskPushNotificationConfig:
-        return await self._unary(self.h.create_task_push_notification_config, request, context)
+        return await self._unary(self.service.create_task_push_notification_config, request, context)
 
     async def GetTaskPushNotificationConfig(
         self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx
     ) -> pb.TaskPushNotificationConfig:
-        return await self._unary(self.h.get_task_push_notification_config, request, context)
+        return await self._unary(self.service.get_task_push_notification_config, request, context)
 
     async def ListTaskPushNotificationConfigs(
         self, request: pb.ListTaskPushNotificationConfigsRequest, context: Ctx
     ) -> pb.ListTaskPushNotificationConfigsResponse:
-        return await self._unary(self.h.list_task_push_notification_configs, request, context)
+        return await self._unary(self.service.list_task_push_notification_configs, request, context)
 
     async def GetExtendedAgentCard(
         self, request: pb.GetExtendedAgentCardRequest, context: Ctx
     ) -> pb.AgentCard:
-        return await self._unary(self.h.get_extended_agent_card, request, context)
+        return await self._unary(self.service.get_extended_agent_card, request, context)
 
     async def DeleteTaskPushNotificationConfig(
         self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx
     ) -> Empty:
-        return await self._unary(self.h.delete_task_push_notification_config, request, context)
+        return await self._unary(self.service.delete_task_push_notification_config, request, context)

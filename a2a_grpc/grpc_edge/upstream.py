@@ -20,7 +20,7 @@ from typing import Any
 import grpc
 from google.rpc import status_pb2
 
-from a2a_grpc.core.context import CURRENT_VERSION, CallContext
+from a2a_grpc.core.call import CURRENT_VERSION, CallContext
 from a2a_grpc.core.errors import A2AError, InternalError, InvalidParamsError, UnavailableError
 from a2a_grpc.core.layer import Operations
 from a2a_grpc.core.rpc_status import error_of_status

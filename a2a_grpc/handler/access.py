@@ -5,7 +5,7 @@ caller can't see (§13.1). Held by the handler and by each of its parts."""
 
 from __future__ import annotations
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     PushNotificationNotSupportedError,
     TaskNotFoundError,

@@ -30,7 +30,7 @@ from functools import partial
 from a2a_grpc.bus import EventBus
 from a2a_grpc.bus.base import END
 from a2a_grpc.core import states
-from a2a_grpc.core.context import PREVIEW_VERSION, CallContext
+from a2a_grpc.core.call import PREVIEW_VERSION, CallContext
 from a2a_grpc.core.generation import as_1_0, generation_of
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated.a2a_pb2 import (

@@ -12,7 +12,7 @@ from collections.abc import AsyncGenerator
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.stream import Numbered
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse

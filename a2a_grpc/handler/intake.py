@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor, RequestContext
 from a2a_grpc.core import lifecycle, states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import ContentTypeNotSupportedError, FieldViolation, InvalidParamsError
 from a2a_grpc.core.generation import check_match
 from a2a_grpc.core.ids import sorted_id

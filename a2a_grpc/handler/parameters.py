@@ -3,7 +3,7 @@ extensions it declares, and this server's own stream-resume parameters."""
 
 from __future__ import annotations
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     ExtensionSupportRequiredError,
     FieldViolation,

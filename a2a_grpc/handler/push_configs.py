@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from google.protobuf.empty_pb2 import Empty
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.validate import require, validate
 from a2a_grpc.generated.a2a_pb2 import (
     DeleteTaskPushNotificationConfigRequest,

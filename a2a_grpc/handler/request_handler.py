@@ -20,7 +20,7 @@ from a2a_grpc.agent import AgentExecutor, TaskEvents
 from a2a_grpc.bus import EventBus, LocalEventBus
 from a2a_grpc.cards.card import extended_view
 from a2a_grpc.core import lifecycle, listing, states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     ExtendedAgentCardNotConfiguredError,
     TaskNotCancelableError,

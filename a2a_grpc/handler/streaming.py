@@ -9,7 +9,7 @@ from contextlib import AsyncExitStack
 
 from a2a_grpc.bus import EventBus, Subscription
 from a2a_grpc.core import states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import UnsupportedOperationError
 from a2a_grpc.core.stream import EventStream
 from a2a_grpc.core.validate import validate

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from google.protobuf.empty_pb2 import Empty
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import ExtendedAgentCardNotConfiguredError, UnsupportedOperationError
 from a2a_grpc.core.stream import EventStream

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import VersionNotSupportedError
 
 ACCEPTS = {"0.3": ("0.3",), "0.1": ("0.1", "0.2")}  # A2A-Version values per dialect

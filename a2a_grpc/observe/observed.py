@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from opentelemetry.trace import Span
 
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import public, wire_of
 from a2a_grpc.core.layer import Call, Layer

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Protocol
 import aiohttp
 from google.protobuf import json_format
 
-from a2a_grpc.core.context import PREVIEW_VERSION
+from a2a_grpc.core.call import PREVIEW_VERSION
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.core.generation import as_1_0
 from a2a_grpc.generated.a2a_pb2 import TaskPushNotificationConfig

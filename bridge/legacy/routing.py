@@ -20,7 +20,7 @@ from typing import Any
 from a2a_grpc.bridge.legacy import methods01 as v01_methods
 from a2a_grpc.bridge.legacy import methods03 as v03_methods
 from a2a_grpc.bridge.legacy.methods03 import LegacyMethod
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.legacy.json03 import Json
 from a2a_grpc.legacy.versions import ACCEPTS, as_dialect, major_minor
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestServer
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.bridge import create_app
 from a2a_grpc.cards.card import card_for
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores.memory import MemoryTaskStore
 

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.auth import Gate
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.auth.config import AuthOptions, configure
 from a2a_grpc.bridge import CARD
 from a2a_grpc.cards.card import Interface, card_for, public_card
 from a2a_grpc.client import A2AClient, ClientCredentialsGrant, ClientOptions
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import PermissionDeniedError, UnauthenticatedError
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import CallFailed
 from tests.conftest import Stack, StackFactory

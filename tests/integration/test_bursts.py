@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.agents.demo import DemoAgent, demo_card
 from a2a_grpc.cards.card import card_for
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
+from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.execution import turns
 from a2a_grpc.execution.burst import MAX_BURST
 from a2a_grpc.generated import a2a_pb2 as pb

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.cards.signing import CardSignatureError, canonical, sign, verify
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.push.signing import load_keys
 from tests.processes import reap, start_server
 

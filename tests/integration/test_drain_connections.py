@@ -18,12 +18,12 @@ import aiohttp
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.app.admission import Admission, AdmissionOptions
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.http import HttpOptions, linger, start_http
 from a2a_grpc.app.serve import drain
 from a2a_grpc.cards.card import card_for
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 

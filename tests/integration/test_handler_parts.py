@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.agents.demo import DemoAgent, demo_card
 from a2a_grpc.bus import LocalEventBus
 from a2a_grpc.core import states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     PushNotificationNotSupportedError,
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.access import Access

@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.housekeeping import HAND_OFF_POLL
 from a2a_grpc.handler.request_handler import RequestHandler

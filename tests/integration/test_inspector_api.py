@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestServer
 
 from a2a_grpc.bridge import create_app
 from a2a_grpc.bridge.inspector.api import Inspector
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import Stack, StackFactory
 

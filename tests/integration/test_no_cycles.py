@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from a2a_grpc.agents.demo import DemoAgent, demo_card
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
+from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import send_request

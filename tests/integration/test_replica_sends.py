@@ -9,7 +9,7 @@ from pathlib import Path
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.cards.card import card_for
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.stores import MessageTakenError

@@ -143,7 +143,7 @@ async def test_a_resumable_agent_finishes_its_tasks_after_a_restart(tmp_path: Pa
             await gate.wait()
 
     first = RequestHandler(Stuck(), card_for(Stuck()), store=store)
-    from a2a_grpc.core.context import CallContext
+    from a2a_grpc.core.call import CallContext
 
     resp = await first.send_message(pb.SendMessageRequest(
         message=user_message("x"),
@@ -163,8 +163,8 @@ async def test_a_resumable_agent_finishes_its_tasks_after_a_restart(tmp_path: Pa
 
 
 async def test_retention_purges_old_final_tasks(tmp_path: Path) -> None:
-    from a2a_grpc.agents.demo import DemoAgent
-    from a2a_grpc.core.context import CallContext
+    from a2a_grpc.core.call import CallContext
+    from a2a_grpc.demos.demo import DemoAgent
 
     store = SqliteTaskStore(tmp_path / "t.db")
     await store.open()

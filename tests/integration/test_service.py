@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.agents.demo import DemoAgent, demo_card
+from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.grpc_edge.server import start_grpc

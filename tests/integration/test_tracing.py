@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
 from a2a_grpc.agent import RequestContext, TaskEvents
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
 from tests.conftest import StackFactory

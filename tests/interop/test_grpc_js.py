@@ -11,8 +11,8 @@ import google.api
 import grpc_tools
 import pytest
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.cards.card import card_for
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.cards.card import Interface, card_for, public_card
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler

@@ -11,10 +11,10 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.bridge import CARD, create_app
 from a2a_grpc.cards.card import Interface, card_for, public_card
 from a2a_grpc.cards.check import LEGACY
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.handler.request_handler import RequestHandler
 from tests.conftest import TEST_POLICY
 from tests.processes import reap, start_server

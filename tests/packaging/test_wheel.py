@@ -120,7 +120,7 @@ def test_the_installed_version_is_the_wheels(installed: tuple[Path, Path]) -> No
     assert "A2A 0.3" in shown and "the first draft" in shown
     assert run(python, "-c", "import a2a_grpc; print(a2a_grpc.__version__)",
                 cwd=wheel.parent).strip() == version
-    card = run(python, "-c", "from a2a_grpc.agents.demo import demo_card; "
+    card = run(python, "-c", "from a2a_grpc.demos.demo import demo_card; "
                 "print(demo_card().version)", cwd=wheel.parent).strip()
     assert card == version  # the demo agent ships with the server: one version
 

@@ -6,8 +6,8 @@ import socket
 from aiohttp import web
 
 from a2a_grpc import Interface, RequestHandler, public_card, start_grpc
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.bridge import create_app
+from a2a_grpc.demos.demo import DemoAgent
 
 
 def free_port():

@@ -1,6 +1,6 @@
 """Run by the official a2a-sdk's own virtualenv (`make tck`): the SDK's server
 with the conformance-suite agent profile, as every SDK's conformance agent
-has it and as a2a_grpc.agents.conformance does for ours: a new message makes a task
+has it and as a2a_grpc.demos.conformance does for ours: a new message makes a task
 SUBMITTED (held for RESUBSCRIBE_TIMEOUT_MS when its messageId starts with
 test-subscribe-message-id or test-resubscribe-message-id), then WORKING, and
 execute() returns; a follow-up moves it to WORKING again.

@@ -7,7 +7,6 @@ import inspect
 
 from prometheus_client import CollectorRegistry
 
-from a2a_grpc.agents.demo import DemoAgent
 from a2a_grpc.app.admission import Admission, AdmissionOptions
 from a2a_grpc.app.chain import chain
 from a2a_grpc.app.limits import LimitedService, LimitOptions
@@ -16,6 +15,7 @@ from a2a_grpc.cards.card import card_for
 from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.core.layer import Layer, Operations, layers
 from a2a_grpc.core.methods import METHODS
+from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.handler.request_handler import RequestHandler
 

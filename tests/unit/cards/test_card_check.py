@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from a2a_grpc.agents.demo import demo_card
 from a2a_grpc.cards.check import check_card
+from a2a_grpc.demos.demo import demo_card
 
 
 def sound() -> dict[str, Any]:

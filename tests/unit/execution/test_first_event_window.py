@@ -7,7 +7,7 @@ from __future__ import annotations
 from a2a_grpc.agent import RequestContext, TaskEvents
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.core import states
-from a2a_grpc.core.context import CallContext
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import InvalidParamsError
 from a2a_grpc.execution import turns as runtime
 from a2a_grpc.handler.request_handler import RequestHandler

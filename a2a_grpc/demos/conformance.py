@@ -1,7 +1,7 @@
 """The conformance agent: the profile every SDK's conformance agent has, for the
 official TCK (`make tck`).
 
-`a2a-grpc serve --agent a2a_grpc.agents.conformance:ConformanceAgent`
+`a2a-grpc serve --agent a2a_grpc.demos.conformance:ConformanceAgent`
 
 - A new message makes a task SUBMITTED, then WORKING, and the run hands the
   task off: the work goes on "elsewhere" (here: nowhere), so the task stays
