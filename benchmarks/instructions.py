@@ -16,7 +16,9 @@ included, not the kernel's work behind its writes) and `event`
 (SendStreamingMessage `stream 100`, 4 at a time, every event rendered as a
 JSON-RPC SSE payload, per event), and `shared` (a task that 4
 SubscribeToTask readers follow, 4 such tasks at a time, per event: 4
-renderings of it). `--python` counts another
+renderings of it); `plain-send` and `plain-event` are `send` and `event` on
+the memory store's plain task table (stores/memory_plain.py) instead of the
+packed one it uses. `--python` counts another
 interpreter (a virtualenv with the project installed).
 """
 
@@ -30,11 +32,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SMALL = {"send": 320, "sqlite": 320, "event": 40, "shared": 8}
-LARGE = {"send": 1600, "sqlite": 1600, "event": 200, "shared": 40}
+SMALL = {"send": 320, "sqlite": 320, "event": 40, "shared": 8, "plain-send": 320,
+         "plain-event": 40}
+LARGE = {"send": 1600, "sqlite": 1600, "event": 200, "shared": 40, "plain-send": 1600,
+         "plain-event": 200}
 # operations per unit: a `stream 100` carries 103 events; `shared`: a task's
 # WORKING, 100 chunks and COMPLETED, each to its 4 readers (counted per event)
-PER = {"send": 1, "sqlite": 1, "event": 103, "shared": 102}
+PER = {"send": 1, "sqlite": 1, "event": 103, "shared": 102, "plain-send": 1, "plain-event": 103}
 READERS = 4
 
 WORKLOAD = '''
@@ -61,6 +65,10 @@ turns.QUANTUM_S *= 50
 
 async def main(scenario, n, folder):
     store = None
+    if scenario.startswith("plain-"):  # the memory store's plain task table, not the packed
+        from a2a_grpc.stores.memory import MemoryTaskStore
+        from a2a_grpc.stores.memory_plain import PlainTasks
+        store, scenario = MemoryTaskStore(PlainTasks()), scenario.removeprefix("plain-")
     if scenario == "sqlite":
         from a2a_grpc.stores.sqlite import SqliteTaskStore
         store = SqliteTaskStore(Path(folder) / "tasks.db")
@@ -152,7 +160,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     # Checked below, not with `choices`: Python 3.11's argparse checks an empty
     # `*` positional (or its list default) against the choices and refuses it.
-    parser.add_argument("scenarios", nargs="*", metavar="{send,sqlite,event,shared}")
+    parser.add_argument("scenarios", nargs="*",
+                        metavar="{send,sqlite,event,shared,plain-send,plain-event}")
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter to count (its environment must have the "
                              "project's dependencies)")
@@ -162,7 +171,7 @@ def main() -> None:
                      "or shared")
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed: apt-get install valgrind")
-    for scenario in args.scenarios or list(PER):
+    for scenario in args.scenarios or ["send", "sqlite", "event", "shared"]:
         print(f"  counting {scenario}: two runs under callgrind, about a minute each",
               file=sys.stderr, flush=True)
         small, large = count(args.python, scenario, SMALL[scenario]), count(

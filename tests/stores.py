@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 
 from a2a_grpc.stores import MemoryTaskStore, TaskStore
+from a2a_grpc.stores.memory_plain import PlainTasks
 from a2a_grpc.stores.postgres import PostgresTaskStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 
 POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-KINDS = ["memory", "sqlite", "postgres"]
+KINDS = ["memory", "plain", "sqlite", "postgres"]  # plain: the memory store's plain table
 
 
 async def postgres_schema() -> str:
@@ -62,11 +63,11 @@ async def store_maker(kind: str, tmp_path: Path) -> AsyncIterator[Maker]:
     """Makes stores of `kind` that share one backing database (to test reopening)."""
     opened: list[TaskStore] = []
     schema = await postgres_schema() if kind == "postgres" else ""
-    memory = MemoryTaskStore()
+    memory = MemoryTaskStore(PlainTasks()) if kind == "plain" else MemoryTaskStore()
 
     async def make() -> TaskStore:
         store: TaskStore
-        if kind == "memory":
+        if kind in ("memory", "plain"):
             store = memory
         elif kind == "sqlite":
             store = SqliteTaskStore(tmp_path / "tasks.db")

@@ -1,22 +1,23 @@
 """In-memory task store: for tests and throwaway demos (`--store memory`).
 
-Tasks and events are kept as serialized bytes, so nothing a caller holds can
-alias what is stored (rows: memory_rows.py). Listing sorts the scope's tasks
-on each call: fine for thousands of tasks; the SQL stores serve large volumes
-from an index. The messageId index shares the task id strings of the task
-table.
+The store contract (stores/base.py) kept in plain structures: everything but
+the tasks here, the tasks in a table of their own, plain (`PlainTasks`,
+memory_plain.py: read it to learn the contract) or packed (`PackedTasks`,
+memory_packed.py: what `--store memory` uses, measured in docs/benchmarks.md).
+Listing sorts the scope's tasks on each call: fine for thousands of tasks;
+the SQL stores serve large volumes from an index.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from a2a_grpc.core import listing, states
-from a2a_grpc.core.ids import nanos_of
-from a2a_grpc.core.listing import SortKey, TaskQuery
+from a2a_grpc.core import states
+from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import (
     COMMITTED,
@@ -27,13 +28,34 @@ from a2a_grpc.stores.base import (
     Scope,
     StoredTask,
 )
-from a2a_grpc.stores.fence import fenced
-from a2a_grpc.stores.memory_rows import FRAME, TERMINAL, Live, View, head, packed_task
+from a2a_grpc.stores.memory_packed import PackedTasks
+from a2a_grpc.stores.writes import TERMINAL
+
+
+class TaskTable(Protocol):
+    """Where the memory store keeps tasks and their logs (memory_plain.py)."""
+
+    def append(self, scope: Scope, task: Task, events: Sequence[Appended]) -> None: ...
+
+    def get(self, scope: Scope, task_id: str) -> StoredTask | None: ...
+
+    def events(self, scope: Scope, task_id: str, after: int,
+               upto: int) -> list[tuple[int, StreamResponse]]: ...
+
+    def list(self, query: TaskQuery) -> tuple[list[Task], int]: ...
+
+    def heads(self) -> Iterator[tuple[Scope, str, int, int]]: ...
+
+    def has(self, scope: Scope, task_id: str) -> bool: ...
+
+    def taken(self, tenant: str, task_id: str) -> bool: ...
+
+    def delete(self, scope: Scope, task_id: str) -> None: ...
 
 
 @dataclass(slots=True)
 class MemoryTaskStore:
-    _tasks: dict[Scope, dict[str, Live | bytes]] = field(default_factory=dict)
+    tasks: TaskTable = field(default_factory=PackedTasks)
     # per (scope, task): config id -> (the config, its payload)
     _push: dict[tuple[Scope, str], dict[str, tuple[bytes, str]]] = field(default_factory=dict)
     _messages: dict[Scope, dict[str, str]] = field(default_factory=dict)
@@ -63,37 +85,8 @@ class MemoryTaskStore:
         self, scope: Scope, task: Task, events: Sequence[Appended], notify: bool = False,
         epoch: int = 0,
     ) -> Awaitable[None]:
-        tasks = self._tasks.get(scope)
-        if tasks is None:
-            tasks = self._tasks[scope] = {}
-        task_id, status = task.id, task.status
-        old = tasks.get(task_id)
-        first = events[0].seq
-        if first > 1 or old is not None:  # one process: no takeover, so no epoch to check
-            fenced(task_id, first, None if old is None else head(old))
-        frames = bytearray()
-        derived = True
-        for appended in events:
-            body = appended.event.SerializeToString()
-            frames += FRAME.pack(appended.seq, len(body))
-            frames += body
-            derived = derived and appended.derived
-        last = events[-1].seq
-        state = status.state
-        if derived and isinstance(old, Live) and state not in TERMINAL:
-            # A streamed task grows with every chunk: log the events alone, and
-            # fold them into the task when the task is read (or turns final).
-            old.log += frames
-            old.seq, old.ns, old.state = last, nanos_of(status.timestamp), state
-        else:
-            assert not isinstance(old, bytes)  # final: fenced above
-            row = Live(task.SerializeToString(), last, nanos_of(status.timestamp),
-                       task.context_id, state, old.log if old is not None else bytearray())
-            row.log += frames
-            row.folded = len(row.log)
-            # An existing key keeps its string object; a new task's id string is
-            # shared by the message index below.
-            tasks[task_id] = row.packed(task_id) if state in TERMINAL else row
+        self.tasks.append(scope, task, events)  # raises TaskFencedError (stores/fence.py)
+        task_id = task.id
         for appended in events:
             if appended.message_id:
                 self._messages.setdefault(scope, {})[appended.message_id] = task_id
@@ -108,47 +101,24 @@ class MemoryTaskStore:
         return COMMITTED
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
-        row = self._tasks.get(scope, {}).get(task_id)
-        if row is None:
-            return None
-        if isinstance(row, Live):
-            return StoredTask(Task.FromString(row.current()), row.seq)
-        return packed_task(row, task_id)
+        return self.tasks.get(scope, task_id)
 
     async def events(
         self, scope: Scope, task_id: str, after: int, upto: int
     ) -> list[tuple[int, StreamResponse]]:
-        row = self._tasks.get(scope, {}).get(task_id)
-        if row is None:
-            return []
-        return [(s, StreamResponse.FromString(b)) for s, b in View(row).events(task_id)
-                if after < s <= upto]
+        return self.tasks.events(scope, task_id, after, upto)
 
     async def list_tasks(self, query: TaskQuery) -> tuple[list[Task], int]:
-        rows = self._tasks.get(Scope(query.tenant, query.owner), {})
-        hits: list[tuple[SortKey, View]] = []
-        for task_id, row in rows.items():
-            ns, _, state = head(row)
-            if ((query.status and state != query.status)
-                    or (query.after_ns is not None and ns < query.after_ns)):
-                continue
-            view = View(row)
-            if query.context_id and view.context_id != query.context_id:
-                continue
-            hits.append(((ns, task_id), view))
-        hits.sort(key=lambda hit: hit[0], reverse=True)
-        page = [(key, view) for key, view in hits if listing.after_cursor(query, key)]
-        return [view.task(key[1]) for key, view in page[: query.page_size]], len(hits)
+        return self.tasks.list(query)
 
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
-        return any(task_id in rows for scope, rows in self._tasks.items()
-                   if scope.tenant == tenant)
+        return self.tasks.taken(tenant, task_id)
 
     async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
         return self._messages.get(scope, {}).get(message_id)
 
     async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
-        if handed_off and task_id in self._tasks.get(scope, {}):
+        if handed_off and self.tasks.has(scope, task_id):
             self._handed_off.add((scope, task_id))
         else:
             self._handed_off.discard((scope, task_id))
@@ -171,10 +141,7 @@ class MemoryTaskStore:
         return queued
 
     async def count_states(self) -> dict[int, int]:
-        counts: Counter[int] = Counter()
-        for rows in self._tasks.values():
-            counts.update(head(row)[2] for row in rows.values())
-        return dict(counts)
+        return dict(Counter(state for _, _, _, state in self.tasks.heads()))
 
     def hold(self, holder: str, seconds: float) -> None:
         return None  # one process: nobody else to take a task over
@@ -184,14 +151,11 @@ class MemoryTaskStore:
         return None
 
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
-        found: list[tuple[Scope, StoredTask]] = []
-        for scope, rows in self._tasks.items():
-            for task_id, row in rows.items():
-                if (head(row)[2] in (states.SUBMITTED, states.WORKING)
-                        and (scope, task_id) not in self._handed_off):
-                    view = View(row)
-                    found.append((scope, StoredTask(view.task(task_id), view.seq)))
-        return found
+        running = [(scope, task_id) for scope, task_id, _, state in self.tasks.heads()
+                   if state in (states.SUBMITTED, states.WORKING)
+                   and (scope, task_id) not in self._handed_off]
+        return [(scope, stored) for scope, task_id in running
+                if (stored := self.tasks.get(scope, task_id)) is not None]
 
     async def card_published(self, name: str, digest: str, now_ns: int) -> int:
         known = self._cards.get(name)
@@ -200,20 +164,17 @@ class MemoryTaskStore:
         return known[1]
 
     async def purge(self, before_ns: int) -> int:
-        gone = 0
-        for scope, rows in self._tasks.items():
-            for task_id in [i for i, r in rows.items()
-                            if head(r)[2] in TERMINAL and head(r)[0] < before_ns]:
-                del rows[task_id]
-                self._push.pop((scope, task_id), None)
-                self._handed_off.discard((scope, task_id))
-                gone += 1
+        old = [(scope, task_id) for scope, task_id, ns, state in self.tasks.heads()
+               if state in TERMINAL and ns < before_ns]
+        for scope, task_id in old:
+            self.tasks.delete(scope, task_id)
+            self._push.pop((scope, task_id), None)
+            self._handed_off.discard((scope, task_id))
         self._outbox = {k: e for k, e in self._outbox.items()
-                        if e.delivery.task_id in self._tasks.get(e.delivery.scope, {})}
+                        if self.tasks.has(e.delivery.scope, e.delivery.task_id)}
         for scope, index in self._messages.items():
-            rows = self._tasks.get(scope, {})
-            self._messages[scope] = {m: t for m, t in index.items() if t in rows}
-        return gone
+            self._messages[scope] = {m: t for m, t in index.items() if self.tasks.has(scope, t)}
+        return len(old)
 
     async def save_push_config(self, scope: Scope, config: TaskPushNotificationConfig,
                                payload: str = "") -> None:
