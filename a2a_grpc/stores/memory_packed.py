@@ -43,7 +43,7 @@ class PackedTasks:
             # A streamed task grows with every chunk: log the events alone, and
             # fold them into the task when the task is read (or turns final).
             old.log += frames
-            old.seq, old.ns, old.state = last, nanos_of(status.timestamp), state
+            old.seq, old.status_ns, old.state = last, nanos_of(status.timestamp), state
         else:
             assert not isinstance(old, bytes)  # final: fenced above
             row = Live(task.SerializeToString(), last, nanos_of(status.timestamp),

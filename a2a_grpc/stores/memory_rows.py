@@ -83,7 +83,7 @@ class Live:
 
     blob: bytes  # the task, as of the first `folded` bytes of the log
     seq: int
-    ns: int  # status timestamp, for sorting
+    status_ns: int  # status timestamp, for sorting
     context_id: str
     state: int
     log: bytearray = field(default_factory=bytearray)  # frames: FRAME then the event
@@ -104,7 +104,7 @@ class Live:
         cid = self.context_id.encode()
         tid_token, cid_token = _token_id(task_id), _token_id(self.context_id)
         blob = _pack_tokens(self.current(), tid_token, cid_token)
-        return b"".join((_HEAD.pack(self.ns, self.seq, self.state, len(cid), len(blob)),
+        return b"".join((_HEAD.pack(self.status_ns, self.seq, self.state, len(cid), len(blob)),
                          cid, blob, _pack_tokens(bytes(self.log), tid_token, cid_token)))
 
 
@@ -120,15 +120,15 @@ def _frames(log: bytes | bytearray, at: int = 0) -> Iterator[tuple[int, bytes]]:
 class View:
     """Read access to either kind of row; a packed row is sliced only as needed."""
 
-    __slots__ = ("_live", "_packed", "_start", "context_id", "ns", "seq", "state")
+    __slots__ = ("_live", "_packed", "_start", "context_id", "seq", "state", "status_ns")
     _live: Live | None
 
     def __init__(self, row: Live | bytes) -> None:
         if isinstance(row, Live):
-            self.ns, self.seq, self.state = row.ns, row.seq, row.state
+            self.status_ns, self.seq, self.state = row.status_ns, row.seq, row.state
             self.context_id, self._live, self._packed = row.context_id, row, b""
             return
-        self.ns, self.seq, self.state, cid_len, blob_len = _HEAD.unpack_from(row)
+        self.status_ns, self.seq, self.state, cid_len, blob_len = _HEAD.unpack_from(row)
         self._start = (_HEAD.size + cid_len, _HEAD.size + cid_len + blob_len)
         self.context_id = row[_HEAD.size:self._start[0]].decode()
         self._live, self._packed = None, row
@@ -170,5 +170,5 @@ def packed_task(row: bytes, task_id: str) -> StoredTask:
 def head(row: Live | bytes) -> tuple[int, int, int]:
     """(ns, seq, state) of a row, without unpacking the rest."""
     if isinstance(row, Live):
-        return row.ns, row.seq, row.state
+        return row.status_ns, row.seq, row.state
     return _HEAD.unpack_from(row)[:3]

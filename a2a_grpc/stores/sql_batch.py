@@ -175,7 +175,7 @@ async def _with_configs(tx: Tx, keys: set[tuple[str, str]]) -> set[tuple[str, st
 
 def framed(write: Write) -> bytes:
     """A write's events as part of a row of several: each after its frame."""
-    if write.n > 1:
+    if write.size > 1:
         return write.event  # framed by `append_many` already
     return FRAME.pack(write.seq, len(write.event)) + write.event
 

@@ -63,12 +63,12 @@ class Write(NamedTuple):
     message_id: str | None
     notify: bool
     epoch: int  # the task's epoch when the writer read it (the fence)
-    n: int = 1  # events in this write: seq - n + 1 to seq (`append_many`)
+    size: int = 1  # events in this write: seq - size + 1 to seq (`append_many`)
 
     @property
     def first(self) -> int:
         """The sequence number of the write's first event."""
-        return self.seq - self.n + 1
+        return self.seq - self.size + 1
 
 
 def write_of(scope: Scope, task: Task, events: Sequence[Appended], notify: bool, epoch: int,

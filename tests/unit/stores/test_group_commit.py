@@ -65,9 +65,9 @@ async def test_a_write_of_several_events_fails_and_restarts_from_its_first() -> 
     writer = GroupCommit(commit, lambda exc, w: StoreUnavailableError(),  # type: ignore[arg-type]
                          driver_errors=(OSError,))
     with pytest.raises(StoreUnavailableError):
-        await writer.submit(write("t", 6)._replace(n=4))  # events 3 to 6
+        await writer.submit(write("t", 6)._replace(size=4))  # events 3 to 6
     with pytest.raises(StoreUnavailableError):
-        await writer.submit(write("t", 8)._replace(n=2))  # 7 and 8: built on them
-    await writer.submit(write("t", 7)._replace(n=5))  # from 3 again, past 6: let in
+        await writer.submit(write("t", 8)._replace(size=2))  # 7 and 8: built on them
+    await writer.submit(write("t", 7)._replace(size=5))  # from 3 again, past 6: let in
     await writer.drain()
     assert committed == [("t", 3, 7)]
