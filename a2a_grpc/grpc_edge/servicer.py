@@ -215,7 +215,8 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
     async def CreateTaskPushNotificationConfig(
         self, request: pb.TaskPushNotificationConfig, context: Ctx
     ) -> pb.TaskPushNotificationConfig:
-        return await self._unary(self.service.create_task_push_notification_config, request, context)
+        return await self._unary(self.service.create_task_push_notification_config,
+                                 request, context)
 
     async def GetTaskPushNotificationConfig(
         self, request: pb.GetTaskPushNotificationConfigRequest, context: Ctx
@@ -235,4 +236,5 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
     async def DeleteTaskPushNotificationConfig(
         self, request: pb.DeleteTaskPushNotificationConfigRequest, context: Ctx
     ) -> Empty:
-        return await self._unary(self.service.delete_task_push_notification_config, request, context)
+        return await self._unary(self.service.delete_task_push_notification_config,
+                                 request, context)
