@@ -34,7 +34,7 @@ from a2a_grpc.bus import EventBus
 from a2a_grpc.core import ids, lifecycle, states
 from a2a_grpc.core.errors import InvalidAgentResponseError
 from a2a_grpc.execution.burst import Burst
-from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Entry, Journal, told
+from a2a_grpc.execution.journal import MAX_IN_FLIGHT, Entry, Journal, tell_runs_of_loss
 from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
 from a2a_grpc.execution.turns import Sink, Turn
 from a2a_grpc.generated.a2a_pb2 import (
@@ -303,7 +303,7 @@ class TaskActor:
         burst made on top of them be."""
         if burst := self._burst.drop():
             lost = lost + burst
-            told(burst, error)
+            tell_runs_of_loss(burst, error)
         task = self.task
         for entry in reversed(lost):
             if entry.undo is not None:

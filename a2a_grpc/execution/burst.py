@@ -27,7 +27,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Protocol
 
 from a2a_grpc.core.errors import UnavailableError
-from a2a_grpc.execution.journal import Entry, Journal, Pending, told
+from a2a_grpc.execution.journal import Entry, Journal, Pending, tell_runs_of_loss
 from a2a_grpc.generated.a2a_pb2 import Message
 from a2a_grpc.stores import COMMITTED
 
@@ -94,7 +94,7 @@ class Burst:
             written = owner.append(entries)
         except BaseException as exc:
             owner.restore(entries, exc)
-            told(entries, exc, run)
+            tell_runs_of_loss(entries, exc, run)
             raise
         journal = self._journal
         if inline and written is COMMITTED and journal.idle:

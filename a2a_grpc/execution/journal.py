@@ -152,7 +152,7 @@ class Journal:
         lost = [entry for one in pending for entry in one.entries]
         assert self._restore is not None  # set while draining
         self._restore(lost, error)
-        told(lost, error)
+        tell_runs_of_loss(lost, error)
         while self._waiters:
             waiter = self._waiters.popleft()[1]
             if not waiter.done():
@@ -161,7 +161,8 @@ class Journal:
             log.error("a task write failed: %r", error)
 
 
-def told(lost: list[Entry], error: BaseException, skip: RunState | None = None) -> None:
+def tell_runs_of_loss(lost: list[Entry], error: BaseException,
+                      skip: RunState | None = None) -> None:
     """Tell each run whose events were `lost` (but `skip`, told otherwise) at its
     next event or its end; a message they recorded is to be recorded again."""
     for entry in lost:
