@@ -17,6 +17,7 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
 from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
 from a2a_grpc.bridge.rest import RestEndpoints, answer_unmatched
+from a2a_grpc.cards.card03 import card_out
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.legacy.service03 import V03Service
@@ -81,7 +82,7 @@ def create_app(
     app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
     # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
     rest_service = seen_by("rest")
-    v03 = RestV03Endpoints(V03Service(rest_service, lambda: app[CARD].card),
+    v03 = RestV03Endpoints(V03Service(rest_service, lambda: app[CARD].card, card_out),
                            max_body=config.max_body_bytes, max_depth=config.max_json_depth,
                            keepalive=config.keepalive)
     app.router.add_routes(v03.routes(config.rest_prefix.rstrip("/")))

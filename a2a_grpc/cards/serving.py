@@ -5,7 +5,7 @@ bytes, an ETag, Last-Modified, and whether a conditional request is answered
 Last-Modified is when this content was first served: `serve` asks its store
 (TaskStore.card_published), so replicas agree; alone, it is when `update`
 saw the content. One card for both dialects: the 0.3 fields beside the 1.0
-ones (a2a_grpc/legacy/card03.py), unless `v03_fields` is off. A matching
+ones (a2a_grpc/cards/card03.py), unless `v03_fields` is off. A matching
 If-None-Match, or (without one, as RFC 9110 §13.2.2 orders them) an
 If-Modified-Since not before Last-Modified, is answered 304.
 """
@@ -20,8 +20,8 @@ from email.utils import format_datetime, parsedate_to_datetime
 
 from google.protobuf import json_format
 
+from a2a_grpc.cards.card03 import with_v03_fields
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.legacy.card03 import with_v03_fields
 
 PATH = "/.well-known/agent-card.json"
 OLD_PATH = "/.well-known/agent.json"  # where 0.1 and 0.2 clients look

@@ -9,9 +9,9 @@ from typing import Any
 import aiohttp
 from google.protobuf import json_format
 
+from a2a_grpc.cards.card03 import card_in
 from a2a_grpc.client.errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.legacy.card03 import card_in
 
 CARD_PATH = "/.well-known/agent-card.json"
 

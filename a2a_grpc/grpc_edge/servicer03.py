@@ -14,6 +14,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from a2a_grpc.cards.card03 import card_out
 from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
@@ -27,7 +28,7 @@ SERVICE = v03.DESCRIPTOR.services_by_name["A2AService"]
 def add_v03_to_server(service: A2AService, card: Callable[[], v1.AgentCard],
                       server: grpc.aio.Server) -> None:
     """Serve 0.3's RPCs over `service`; `card` gives the public card as it stands."""
-    v03_service = V03Service(service, card)
+    v03_service = V03Service(service, card, card_out)
     behaviours = {m.name: (_streaming if m.server_streaming else _unary)(
         getattr(v03_service, python_name(m.name))) for m in SERVICE.methods}
     register(server, SERVICE, behaviours)

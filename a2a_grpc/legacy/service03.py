@@ -20,15 +20,18 @@ from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.legacy import proto03
-from a2a_grpc.legacy.card03 import card_out
 from a2a_grpc.legacy.versions import as_dialect
 
 DIALECT = "0.3"
 
 
 class V03Service:
-    def __init__(self, service: A2AService, card: Callable[[], v1.AgentCard]) -> None:
-        """`card`: the public card as it stands (it names the real ports once bound)."""
+    def __init__(self, service: A2AService, card: Callable[[], v1.AgentCard],
+                 card_out: Callable[[v1.AgentCard], v03.AgentCard]) -> None:
+        """`card`: the public card as it stands (it names the real ports once bound);
+        `card_out`: a card in 0.3's shape (cards/card03.py, given by the edge:
+        cards/ sits above these translations)."""
+        self.card_out = card_out
         self.service = service
         self.card = card
 
@@ -99,7 +102,7 @@ class V03Service:
 
     async def get_agent_card(self, req: v03.GetAgentCardRequest, ctx: CallContext
                              ) -> v03.AgentCard:
-        return card_out(await self.agent_card(ctx))
+        return self.card_out(await self.agent_card(ctx))
 
     async def agent_card(self, ctx: CallContext) -> v1.AgentCard:
         """0.3's one card call: the extended card where the agent has one, else

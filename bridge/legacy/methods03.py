@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from a2a_grpc.cards.card03 import with_v03_fields
 from a2a_grpc.legacy import json03 as v03
-from a2a_grpc.legacy.card03 import with_v03_fields
 from a2a_grpc.legacy.json03 import Json, as_object, invalid
 
 VERSION = "0.3"

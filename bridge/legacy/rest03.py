@@ -30,6 +30,7 @@ from google.protobuf.message import Message
 from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
 from a2a_grpc.bridge.rest import query_fields
+from a2a_grpc.cards.card03 import with_v03_fields
 from a2a_grpc.core.errors import (
     InvalidRequestError,
     public,
@@ -37,7 +38,6 @@ from a2a_grpc.core.errors import (
 )
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.legacy import proto03
-from a2a_grpc.legacy.card03 import with_v03_fields
 from a2a_grpc.legacy.http03 import status_of
 from a2a_grpc.legacy.service03 import V03Service
 
