@@ -86,6 +86,20 @@ class RequestContext:
             return parts[0].text  # "" unless it is a text part
         return "\n".join(p.text for p in parts if p.WhichOneof("content") == "text")
 
+    @property
+    def requested_extensions(self) -> frozenset[str]:
+        """The extension URIs the client asked for (`A2A-Extensions`)."""
+        return self.call.extensions
+
+    def activate_extension(self, uri: str) -> bool:
+        """Say that this call uses extension `uri` (one the card declares): the
+        response names it (before the first event, for a stream). Only one the
+        client asked for is activated; returns whether it was."""
+        if uri not in self.call.extensions:
+            return False
+        self.call.activated.add(uri)
+        return True
+
     def require_skill(self, skill_id: str) -> None:
         """Refuse (PermissionDeniedError, before the first event: the call
         fails with it) when the card gives this skill securityRequirements

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from functools import partial
+from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
@@ -20,8 +21,30 @@ from a2a_grpc.core.errors import (
 log = logging.getLogger("bridge")
 
 
+# Where a request keeps its call's context: made once, read again by the
+# response's extensions header (http_app.py). A RequestKey where aiohttp has
+# them (3.13 on); a plain key before, which those versions take silently.
+CALL: Any = (web.RequestKey("a2a_grpc.call", CallContext) if hasattr(web, "RequestKey")
+             else "a2a_grpc.call")
+
+
 def call_context(request: web.Request) -> CallContext:
-    """Service parameters from headers; `A2A-Version` may also be a query parameter."""
+    """Service parameters from headers; `A2A-Version` may also be a query
+    parameter. Made once per request (a batch shares it)."""
+    made: CallContext | None = request.get(CALL)
+    if made is None:
+        made = request[CALL] = _made(request)
+    return made
+
+
+async def name_activated(request: web.Request, response: web.StreamResponse) -> None:
+    """The response names the extensions activated for the call (`A2A-Extensions`)."""
+    ctx: CallContext | None = request.get(CALL)
+    if ctx is not None and ctx.activated:
+        response.headers["A2A-Extensions"] = ", ".join(sorted(ctx.activated))
+
+
+def _made(request: web.Request) -> CallContext:
     headers = {k.lower(): v for k, v in request.headers.items()}
     peer = partial(peer_subject, request) if request.secure else None
     remote = partial(_remote, request)

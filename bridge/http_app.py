@@ -12,7 +12,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from a2a_grpc.bridge import card as card_module
-from a2a_grpc.bridge.calls import quiet_bad_requests
+from a2a_grpc.bridge.calls import name_activated, quiet_bad_requests
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
 from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
@@ -59,6 +59,7 @@ def create_app(
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
+    app.on_response_prepare.append(name_activated)  # A2A-Extensions on every answer
     app[CARD] = card_module.CardEndpoint(card, v03_fields=config.card_v03_fields)
     app.router.add_get(card_module.PATH, app[CARD].get)
     app.router.add_get(card_module.OLD_PATH, app[CARD].get)

@@ -34,7 +34,7 @@ from google.protobuf.empty_pb2 import Empty
 from google.protobuf.message import Message
 
 from a2a_grpc.cards.card import RESUMABLE_STREAMS
-from a2a_grpc.client import wire
+from a2a_grpc.client import activated, wire
 from a2a_grpc.client.binding import transport_for
 from a2a_grpc.client.cards import choose_interface, fetch_card
 from a2a_grpc.client.credentials import (
@@ -116,6 +116,12 @@ class A2AClient:
         params = query_credentials(options.api_key, api_key_place(card))
         transport = transport_for(interface, options, session, params, secure)
         return cls(card, interface, transport, session, options)
+
+    @staticmethod
+    def activated() -> tuple[str, ...]:
+        """The extensions the server activated for the last call this asyncio
+        task made (from the response's A2A-Extensions or gRPC metadata)."""
+        return activated.activated()
 
     async def close(self) -> None:
         await self.transport.close()
@@ -203,6 +209,7 @@ class A2AClient:
                        extensions: tuple[str, ...] = ()) -> dict[str, str]:
         version = "0.3" if self.interface.protocol_version.startswith("0.3") else CURRENT_VERSION
         headers = {"A2A-Version": version, **self.options.headers, **(extra or {})}
+        extensions = (*self.options.extensions, *extensions)
         if extensions:  # declared beside any the caller's own headers declare
             declared = [headers.pop(k) for k in list(headers) if k.lower() == "a2a-extensions"]
             uris = [u.strip() for v in declared for u in v.split(",") if u.strip()]
@@ -228,9 +235,11 @@ class A2AClient:
         attempt, renewed = 0, False
         while True:
             try:
-                result = await asyncio.wait_for(
-                    self.transport.call(rpc, req, await self._headers(rpc), retry=attempt > 0),
-                    self.options.timeout)
+                headers = await self._headers(rpc)
+                # in this task (not wait_for's own): what the call learns (activated
+                # extensions, a context variable) is the caller's to read
+                async with asyncio.timeout(self.options.timeout):
+                    result = await self.transport.call(rpc, req, headers, retry=attempt > 0)
                 assert isinstance(result, out)
                 return result
             except UnauthenticatedError:
@@ -259,9 +268,10 @@ class A2AClient:
         attempt = 0
         while True:
             try:
-                return await asyncio.wait_for(self.transport.stream(
-                    rpc, req, await self._headers(rpc, extra, extensions),
-                    retry=attempt > 0 or retry), self.options.timeout)
+                headers = await self._headers(rpc, extra, extensions)
+                async with asyncio.timeout(self.options.timeout):
+                    return await self.transport.stream(rpc, req, headers,
+                                                       retry=attempt > 0 or retry)
             except (UnavailableError, ResourceExhaustedError) as exc:
                 attempt += 1
                 if attempt > self.options.retries:

@@ -28,6 +28,10 @@ class ClientOptions:
     cert_file: str | None = None  # a client certificate for mutual TLS (PEM)...
     key_file: str | None = None  # ...and its key (default: in cert_file)
     record: bool = False  # report every exchange, raw, to the context's wire.Recorder
+    # Extension URIs asked for on every call (A2A-Extensions); `A2AClient.activated()`
+    # says which the server activated. An agent passes on the ones it was asked
+    # for: ClientOptions(extensions=context.requested_extensions).
+    extensions: Sequence[str] = ()
 
     @property
     def tls(self) -> bool:

@@ -20,7 +20,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from a2a_grpc.client import wire
+from a2a_grpc.client import activated, wire
 from a2a_grpc.client.errors import (
     AgentUnreachableError,
     BadResponseError,
@@ -32,6 +32,7 @@ from a2a_grpc.core.methods import METHODS
 from a2a_grpc.core.stream import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream, Numbered
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.grpc_edge.servicer import EXTENSIONS
 from a2a_grpc.grpc_edge.upstream import error_of_call, grpc_numbers, read_events
 
 Headers = Mapping[str, str]
@@ -124,6 +125,7 @@ class JsonRpcTransport:
                                            headers={**headers, "Accept": accept})
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
+        activated.seen(resp.headers.get("A2A-Extensions"))
         if resp.status != 200:  # refused by HTTP too (credentials, a limit, shutting down):
             await self._refusal(resp)  # the JSON-RPC error is the body
         return resp, id_
@@ -215,7 +217,9 @@ class RestTransport:
             kwargs["json"] = data
         kwargs["params"] = params
         try:
-            return await self.session.request(verb, url, **kwargs)
+            resp = await self.session.request(verb, url, **kwargs)
+            activated.seen(resp.headers.get("A2A-Extensions"))
+            return resp
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {url}: {exc}") from None
 
@@ -309,6 +313,7 @@ class GrpcTransport:
         try:
             call = getattr(self._stub, rpc)(req, metadata=metadata, wait_for_ready=retry)
             result: Message = await (call if begun is None else wire.grpc_unary(begun, call))
+            activated.seen(dict(await call.initial_metadata() or ()).get(EXTENSIONS))
             return result
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
@@ -322,7 +327,9 @@ class GrpcTransport:
             call = wire.RecordedStream(begun, call)
         try:
             first = await call.read()
-            first_id = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_ID)
+            headers_in = dict(await call.initial_metadata() or ())
+            first_id = headers_in.get(FIRST_EVENT_ID)
+            activated.seen(headers_in.get(EXTENSIONS))
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
         resume = {k.lower(): v for k, v in headers.items()}.get(LAST_EVENT_ID)

@@ -45,6 +45,10 @@ class CallContext:
     `denied_skills`: ids of the card's skills whose own securityRequirements
     this caller does not meet (the extended card omits them;
     RequestContext.require_skill refuses them).
+    `activated`: the extensions activated for this call (the agent's, through
+    RequestContext.activate_extension, and the server's own); the edges name
+    them in the response (`A2A-Extensions`, gRPC initial metadata). One set
+    for the call, shared by the copies layers make of its context.
     """
 
     user: str = ""
@@ -63,6 +67,7 @@ class CallContext:
     # The client's network address (IP, no port), asked lazily: how limits
     # tell anonymous callers apart.
     remote: Callable[[], str] | None = None
+    activated: set[str] = field(default_factory=set)
 
     @classmethod
     def from_headers(cls, headers: Mapping[str, str], *, user: str = "",

@@ -139,6 +139,27 @@ def check_parsed(request: object) -> None:
         raise ParseError(f"the request is not valid protobuf: {request.error}")
 
 
+EXTENSIONS = "a2a-extensions"  # the extensions activated for a call, in its initial metadata
+
+
+def named(activated: set[str]) -> str:
+    return ", ".join(sorted(activated))
+
+
+async def _first_headers(context: Ctx, events: object, ctx: CallContext) -> None:
+    """A stream's headers, sent with its first event: gRPC has no per-message
+    ids, so the first event's sequence number (the ones after it count up by
+    one), to a client that wants it, as it costs an operation before the
+    event; and the extensions activated for the call."""
+    headers = []
+    if isinstance(events, EventStream) and events.announce and events.seq is not None:
+        headers.append((FIRST_EVENT_ID, str(events.seq)))
+    if ctx.activated:
+        headers.append((EXTENSIONS, named(ctx.activated)))
+    if headers:
+        await context.send_initial_metadata(tuple(headers))
+
+
 class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
     def __init__(self, service: A2AService) -> None:
         self.service = service
@@ -148,7 +169,11 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
     ) -> Resp:
         try:
             check_parsed(request)
-            return await method(request, call_context(context))
+            ctx = call_context(context)
+            answer = await method(request, ctx)
+            if ctx.activated:  # the extensions activated for the call, in the response's headers
+                await context.send_initial_metadata(((EXTENSIONS, named(ctx.activated)),))
+            return answer
         except Exception as exc:
             await abort(context, exc)
             raise  # unreachable: abort raises
@@ -161,18 +186,14 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
     ) -> AsyncIterator[Sent]:
         try:
             check_parsed(request)
-            events = await method(request, call_context(context))
+            ctx = call_context(context)
+            events = await method(request, ctx)
             shared = events.shared if isinstance(events, EventStream) else None
             async with aclosing(events):  # type: ignore[type-var]
                 first = True
                 async for event in events:
-                    if (first and isinstance(events, EventStream) and events.announce
-                            and events.seq is not None):
-                        # gRPC has no per-message ids: tell the client the first event's
-                        # sequence number; the ones after it count up by one. Only to a
-                        # client that wants it: it costs an operation before the event.
-                        await context.send_initial_metadata(
-                            ((FIRST_EVENT_ID, str(events.seq)),))
+                    if first:
+                        await _first_headers(context, events, ctx)
                     first = False
                     made = None if shared is None else shared()
                     if made is None:

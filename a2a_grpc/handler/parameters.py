@@ -47,8 +47,12 @@ class ServiceParameters:
 
 
 def announces(ctx: CallContext) -> bool:
-    """Does the caller want sequence numbers where they cost a message of their own?"""
-    return RESUMABLE_STREAMS_URI in ctx.extensions
+    """Does the caller want sequence numbers where they cost a message of their
+    own? If so, the resumable-streams extension is activated for the call."""
+    if RESUMABLE_STREAMS_URI in ctx.extensions:
+        ctx.activated.add(RESUMABLE_STREAMS_URI)
+        return True
+    return False
 
 
 def last_event_id(ctx: CallContext) -> int | None:

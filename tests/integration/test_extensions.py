@@ -1,0 +1,107 @@
+"""Extensions that answer (spec "Extensions"): the agent reads which a call
+asked for and activates the ones it supports; every binding names the
+activated ones in the response (`A2A-Extensions` on HTTP and on an SSE
+response, `a2a-extensions` in gRPC's initial metadata); our client asks for
+extensions and reads which were activated; an extension a call did not ask
+for is never activated; the resumable-streams extension is named when a
+stream is numbered for it."""
+
+from __future__ import annotations
+
+import uuid
+
+import grpc
+import pytest
+
+from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.core.stream import RESUMABLE_STREAMS_URI
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from tests.conftest import StackFactory
+
+STAMP = "https://example.com/a2a/ext/stamp/v1"
+OTHER = "https://example.com/a2a/ext/other/v1"
+
+
+class Stamping(AgentExecutor):
+    """Activates the stamp extension when asked; supports no other (OTHER, when
+    not asked for, cannot be activated either)."""
+
+    card = pb.AgentCard(name="stamping", description="d", version="1",
+                        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+                        capabilities=pb.AgentCapabilities(streaming=True, extensions=[
+                            pb.AgentExtension(uri=STAMP, description="stamps answers")]))
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        stamped = context.activate_extension(STAMP)
+        if OTHER not in context.requested_extensions:
+            assert not context.activate_extension(OTHER)  # not asked for: not activated
+        await events.artifact("stamped" if stamped else "plain")
+        await events.complete()
+
+
+def message(text: str = "hi") -> pb.SendMessageRequest:
+    return pb.SendMessageRequest(message=pb.Message(
+        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)]))
+
+
+@pytest.mark.parametrize("binding", ["GRPC", "JSONRPC", "HTTP+JSON"])
+async def test_the_client_asks_and_reads_what_was_activated(stack: StackFactory,
+                                                             binding: str) -> None:
+    agent = Stamping()
+    s = await stack(agent, card=agent.card)
+    asking = A2AClient.from_card(s.card(), ClientOptions(prefer=[binding], extensions=[STAMP]))
+    plain = A2AClient.from_card(s.card(), ClientOptions(prefer=[binding]))
+    try:
+        sent = await asking.send_message(message())
+        assert sent.task.artifacts[0].parts[0].text == "stamped"
+        assert asking.activated() == (STAMP,)
+        events = [e async for e in asking.send_streaming_message(message())]
+        assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+        assert asking.activated() == (STAMP,)
+        sent = await plain.send_message(message())
+        assert sent.task.artifacts[0].parts[0].text == "plain"
+        assert plain.activated() == ()
+    finally:
+        await asking.close()
+        await plain.close()
+
+
+async def test_http_answers_and_streams_name_them(stack: StackFactory) -> None:
+    agent = Stamping()
+    s = await stack(agent, card=agent.card)
+    headers = {"A2A-Version": "1.0", "A2A-Extensions": f"{STAMP}, {OTHER}"}
+    body = {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+    async with s.session.post(s.base_url + "/message:send", json=body,
+                              headers=headers) as resp:
+        assert resp.headers["A2A-Extensions"] == STAMP
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
+           "params": {"message": {**body["message"], "messageId": "m2"}}}
+    async with s.session.post(s.base_url + "/", json=rpc, headers={
+            **headers, "A2A-Extensions": f"{STAMP}, {RESUMABLE_STREAMS_URI}"}) as resp:
+        assert resp.headers["Content-Type"].startswith("text/event-stream")
+        named = {u.strip() for u in resp.headers["A2A-Extensions"].split(",")}
+        assert named == {STAMP, RESUMABLE_STREAMS_URI}
+        await resp.read()
+    async with s.session.get(s.base_url + "/.well-known/agent-card.json") as resp:
+        assert "A2A-Extensions" not in resp.headers  # nothing activated for a card
+
+
+async def test_grpc_names_them_in_initial_metadata(stack: StackFactory) -> None:
+    agent = Stamping()
+    s = await stack(agent, card=agent.card)
+    stub = A2AServiceStub(s.channel)
+    asked = (("a2a-version", "1.0"), ("a2a-extensions", STAMP))
+    call = stub.SendMessage(message(), metadata=asked)
+    await call
+    assert dict(await call.initial_metadata())["a2a-extensions"] == STAMP
+    stream = stub.SendStreamingMessage(message(), metadata=asked)
+    assert (await stream.read()).HasField("task")
+    assert dict(await stream.initial_metadata())["a2a-extensions"] == STAMP
+    while await stream.read() is not grpc.aio.EOF:
+        pass
+    quiet = stub.SendMessage(message(), metadata=(("a2a-version", "1.0"),))
+    await quiet
+    assert "a2a-extensions" not in dict(await quiet.initial_metadata() or ())
+    assert (await quiet.code()) == grpc.StatusCode.OK
