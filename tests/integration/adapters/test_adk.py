@@ -8,11 +8,8 @@ turns with ADK's SQLite session service."""
 from __future__ import annotations
 
 import logging
-import uuid
 from pathlib import Path
-from typing import Any
 
-import aiohttp
 import pytest
 from google.protobuf import json_format
 
@@ -21,26 +18,13 @@ from a2a_grpc.adapters.adk import AdkAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
 from tests.integration.adapters import adk_agents
-from tests.processes import reap, start_server
-
-BINDINGS = ["grpc", "jsonrpc", "rest"]
-
-
-def message(text: str, context_id: str = "", task_id: str = "",
-            parts: list[pb.Part] | None = None) -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
-        parts=parts or [pb.Part(text=text)], context_id=context_id, task_id=task_id))
-
-
-def answer_of(task: pb.Task) -> str:
-    return "".join(p.text for a in task.artifacts for p in a.parts)
-
-
-async def sent(client: Any, request: pb.SendMessageRequest) -> pb.Task:
-    answer = await client.call("SendMessage", request)
-    assert isinstance(answer, pb.SendMessageResponse)
-    return answer.task
+from tests.integration.adapters.helpers import (
+    BINDINGS,
+    across_a_restart,
+    answer_of,
+    message,
+    sent,
+)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -139,31 +123,8 @@ def test_the_card_and_where_sessions_live(caplog: pytest.LogCaptureFixture) -> N
 async def test_a_restart_between_turns_keeps_the_conversation(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ADK_SESSIONS", str(tmp_path / "sessions.db"))
-    args = ("serve", "--store", f"sqlite:///{tmp_path}/tasks.db", "--agent",
-            "tests.integration.adapters.adk_agents:durable")
-    first = await start_server(*args)
-    try:
-        one = await _send(first.url, "hello", "")
-    finally:
-        reap(first.proc)
-    assert _text(one) == "you said hello (1 turns)"
-    assert not any("sessions are in memory" in line for line in first.output)
-    second = await start_server(*args)
-    try:
-        two = await _send(second.url, "again", one["contextId"])
-    finally:
-        reap(second.proc)
-    assert _text(two) == "you said again (2 turns)"
-
-
-def _text(task: dict[str, Any]) -> str:
-    return "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
-
-
-async def _send(base: str, text: str, context_id: str) -> dict[str, Any]:
-    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                        "parts": [{"text": text}], "contextId": context_id}}
-    async with aiohttp.ClientSession() as http, http.post(
-            base + "/message:send", json=body, headers={"A2A-Version": "1.0"}) as resp:
-        answer: dict[str, Any] = (await resp.json())["task"]
-    return answer
+    one, two = await across_a_restart("tests.integration.adapters.adk_agents:durable",
+                                      f"sqlite:///{tmp_path}/tasks.db", "hello", "again")
+    assert one["text"] == "you said hello (1 turns)"
+    assert not any("sessions are in memory" in line for line in one["output"])
+    assert two["text"] == "you said again (2 turns)"

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,20 +17,13 @@ from a2a_grpc.adapters.langgraph import LangGraphAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
 from tests.integration.adapters.graphs import ask, ask_data, boom, build, chat, wait
-from tests.processes import reap, start_server
+from tests.integration.adapters.helpers import BINDINGS, across_a_restart, answer_of, message
 
-BINDINGS = ["grpc", "jsonrpc", "rest"]
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def message(text: str, context_id: str = "", task_id: str = "") -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)],
-        context_id=context_id, task_id=task_id))
 
 
-def answer_of(task: pb.Task) -> str:
-    return "".join(p.text for a in task.artifacts for p in a.parts)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -147,35 +138,9 @@ async def test_a_restart_between_turns_keeps_the_conversation(
     store, with LangGraph's SQLite checkpointer: the second turn, after a
     restart, continues the thread."""
     monkeypatch.setenv("LANGGRAPH_DB", str(tmp_path / "threads.db"))
-    args = ("serve", "--store", f"sqlite:///{tmp_path}/tasks.db", "--agent",
-            "tests.integration.adapters.graphs:make_durable")
-    first = await start_server(*args)
-    try:
-        sent = await _send(first.url, "hello", "")
-    finally:
-        reap(first.proc)
-    assert sent["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert _text(sent) == "you said hello (1 messages)"
-    second = await start_server(*args)
-    try:
-        again = await _send(second.url, "still there?", sent["contextId"])
-    finally:
-        reap(second.proc)
-    assert _text(again) == "you said still there? (3 messages)"
-
-
-def _text(task: dict[str, Any]) -> str:
-    """An artifact streamed in chunks holds a part per chunk."""
-    return "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
-
-
-async def _send(base: str, text: str, context_id: str) -> dict[str, Any]:
-    import aiohttp
-
-    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                        "parts": [{"text": text}], "contextId": context_id}}
-    async with aiohttp.ClientSession() as http:
-        async with http.post(base + "/message:send", json=body,
-                             headers={"A2A-Version": "1.0"}) as resp:
-            answer: dict[str, Any] = (await resp.json())["task"]
-    return answer
+    one, two = await across_a_restart("tests.integration.adapters.graphs:make_durable",
+                                      f"sqlite:///{tmp_path}/tasks.db", "hello",
+                                      "still there?")
+    assert one["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert one["text"] == "you said hello (1 messages)"
+    assert two["text"] == "you said still there? (3 messages)"

@@ -8,11 +8,9 @@ restart between two turns on the SQLite default."""
 from __future__ import annotations
 
 import asyncio
-import uuid
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from a2a_grpc.adapters import wrap
@@ -20,25 +18,14 @@ from a2a_grpc.adapters.pydantic_ai import PydanticAIAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
 from tests.integration.adapters import pydantic_agents as agents
+from tests.integration.adapters.helpers import (
+    BINDINGS,
+    across_a_restart,
+    answer_of,
+    message,
+    sent,
+)
 from tests.processes import reap, start_server
-
-BINDINGS = ["grpc", "jsonrpc", "rest"]
-
-
-def message(text: str, context_id: str = "", task_id: str = "") -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)],
-        context_id=context_id, task_id=task_id))
-
-
-def answer_of(task: pb.Task) -> str:
-    return "".join(p.text for a in task.artifacts for p in a.parts)
-
-
-async def sent(client: Any, request: pb.SendMessageRequest) -> pb.Task:
-    answer = await client.call("SendMessage", request)
-    assert isinstance(answer, pb.SendMessageResponse)
-    return answer.task
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -141,21 +128,11 @@ def test_the_card_comes_from_the_agent() -> None:
 
 
 async def test_a_restart_between_turns_keeps_the_conversation(tmp_path: Path) -> None:
-    args = ("serve", "--store", f"sqlite:///{tmp_path}/tasks.db", "--agent",
-            "tests.integration.adapters.pydantic_agents:agent")
-    first = await start_server(*args)
-    try:
-        one = await _send(first.url, "hello", "")
-    finally:
-        reap(first.proc)
-    assert _text(one) == "you said hello (1 prompts)"
-    second = await start_server(*args)
-    try:
-        two = await _send(second.url, "again", one["contextId"])
-    finally:
-        reap(second.proc)
-    assert _text(two) == "you said again (2 prompts)"
-    assert not any("kept in memory" in line for line in first.output)
+    one, two = await across_a_restart("tests.integration.adapters.pydantic_agents:agent",
+                                      f"sqlite:///{tmp_path}/tasks.db", "hello", "again")
+    assert one["text"] == "you said hello (1 prompts)"
+    assert two["text"] == "you said again (2 prompts)"
+    assert not any("kept in memory" in line for line in one["output"])
 
 
 async def test_a_memory_store_is_said_to_lose_conversations() -> None:
@@ -166,14 +143,4 @@ async def test_a_memory_store_is_said_to_lose_conversations() -> None:
                for line in server.output), server.output
 
 
-def _text(task: dict[str, Any]) -> str:
-    return "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
 
-
-async def _send(base: str, text: str, context_id: str) -> dict[str, Any]:
-    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                        "parts": [{"text": text}], "contextId": context_id}}
-    async with aiohttp.ClientSession() as http, http.post(
-            base + "/message:send", json=body, headers={"A2A-Version": "1.0"}) as resp:
-        answer: dict[str, Any] = (await resp.json())["task"]
-    return answer
