@@ -8,6 +8,7 @@ restart between two turns on the SQLite default."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -102,13 +103,11 @@ async def test_cancel_stops_the_run(stack: StackFactory, binding: str) -> None:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import FunctionModel
 
-    release = asyncio.Event()
+    async def waits(messages: Any, info: Any) -> AsyncIterator[str]:
+        await asyncio.Event().wait()  # never set: the model streams nothing until cancelled
+        yield "not reached"
 
-    async def waits(messages: Any, info: Any) -> Any:
-        await release.wait()  # never set: the run waits until cancelled
-        raise AssertionError("not reached")
-
-    served = PydanticAIAgent(Agent(FunctionModel(waits), name="slow"))
+    served = PydanticAIAgent(Agent(FunctionModel(stream_function=waits), name="slow"))
     s = await stack(served, card=served.card)
     client = s.binding(binding)
     request = message("think")
