@@ -35,7 +35,7 @@ from typing import Any
 
 from google.protobuf import json_format
 
-from a2a_grpc.adapters.common import adapter_card, text_of
+from a2a_grpc.adapters.common import Chunks, adapter_card, text_of
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Message, Part
@@ -107,8 +107,7 @@ class _Turns:
 
     def __init__(self, events: TaskEvents) -> None:
         self._events = events
-        self._held: str | None = None
-        self._sent = 0
+        self._chunks = Chunks(events)
         self._turn = 0
 
     async def add(self, event: Any) -> list[Any]:
@@ -127,30 +126,21 @@ class _Turns:
         return waiting
 
     async def _chunk(self, text: str) -> None:
-        if self._held is not None:
-            await self._send(self._held, last=False)
-        self._held = text
+        if not self._chunks.open:  # a new model turn: an artifact of its own
+            await self._chunks.start(self._next_id())
+        await self._chunks.add(text)
 
     async def _whole(self, text: str) -> None:
-        if self._sent or self._held is not None:
+        if self._chunks.open:
             await self.close()  # the turn was streamed: its whole text is what was sent
         else:
-            self._turn += 1
-            await self._events.artifact(text, artifact_id=self._id(), name="answer")
+            await self._events.artifact(text, artifact_id=self._next_id(), name="answer")
 
     async def close(self) -> None:
-        if self._held is not None:
-            await self._send(self._held, last=True)
-        self._held, self._sent = None, 0
+        await self._chunks.end()
 
-    async def _send(self, text: str, *, last: bool) -> None:
-        if self._sent == 0:
-            self._turn += 1
-        await self._events.artifact(text, artifact_id=self._id(), name="answer",
-                                    append=self._sent > 0, last_chunk=last)
-        self._sent += 1
-
-    def _id(self) -> str:
+    def _next_id(self) -> str:
+        self._turn += 1
         return f"{self._events.task_id}-turn-{self._turn}"
 
 

@@ -1,5 +1,6 @@
 """What the framework adapters share: the card built from a framework agent's
-own name, description and tools, and a message's text."""
+own name, description and tools, a message's text, and streamed text as
+artifact chunks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Sequence
 
 from google.protobuf import json_format
 
+from a2a_grpc.agent import TaskEvents
 from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, AgentSkill, Message
 
 MODES = ["text/plain", "application/json"]
@@ -48,3 +50,41 @@ def text_of(message: Message) -> str:
             pieces.append(f"[file {part.filename or part.url or 'attached'}"
                           f" ({part.media_type or 'application/octet-stream'})]")
     return "\n".join(pieces)
+
+
+class Chunks:
+    """Text a framework streams, as chunks of one artifact: a chunk is sent
+    when the next one comes (or the artifact ends), so the last can say it is
+    the last (`lastChunk`). `start` begins the next artifact."""
+
+    def __init__(self, events: TaskEvents, name: str = "answer") -> None:
+        self._events, self._name = events, name
+        self._id = ""
+        self._held: str | None = None
+        self._sent = 0  # chunks of the current artifact sent so far
+
+    @property
+    def open(self) -> bool:
+        """Has the current artifact had text?"""
+        return self._sent > 0 or self._held is not None
+
+    async def start(self, artifact_id: str) -> None:
+        await self.end()
+        self._id = artifact_id
+
+    async def add(self, text: str) -> None:
+        if not text:
+            return
+        if self._held is not None:
+            await self._send(self._held, last=False)
+        self._held = text
+
+    async def end(self) -> None:
+        if self._held is not None:
+            await self._send(self._held, last=True)
+        self._held, self._sent = None, 0
+
+    async def _send(self, text: str, *, last: bool) -> None:
+        await self._events.artifact(text, artifact_id=self._id, name=self._name,
+                                    append=self._sent > 0, last_chunk=last)
+        self._sent += 1

@@ -40,7 +40,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra names what to install
     raise missing(exc, "serving a LangGraph graph", "langgraph") from exc
 
-from a2a_grpc.adapters.common import adapter_card, text_of
+from a2a_grpc.adapters.common import Chunks, adapter_card, text_of
 
 log = logging.getLogger("a2a_grpc.adapters.langgraph")
 STREAM_MODES = ["messages", "updates"]
@@ -95,37 +95,23 @@ class LangGraphAgent(AgentExecutor):
 
 
 class _Answers:
-    """AI messages as artifacts: one per message id, its tokens as chunks. A
-    chunk is sent when the next one arrives, so the last can say it is."""
+    """AI messages as artifacts: one per message id, its tokens as chunks."""
 
     def __init__(self, events: TaskEvents) -> None:
-        self._events = events
+        self._chunks = Chunks(events)
         self._id: str | None = None
-        self._held: str | None = None
-        self._sent = 0
 
     async def add(self, message: BaseMessage) -> None:
         if not isinstance(message, AIMessage | AIMessageChunk):
             return  # the user's and tools' messages are not answers
         text = message.text if isinstance(message.text, str) else str(message.content)
         if message.id != self._id:
-            await self.close()
-            self._id = message.id or f"answer-{id(message)}"
-        if not text:
-            return
-        if self._held is not None:
-            await self._send(self._held, last=False)
-        self._held = text
+            self._id = message.id
+            await self._chunks.start(message.id or f"answer-{id(message)}")
+        await self._chunks.add(text)
 
     async def close(self) -> None:
-        if self._held is not None:
-            await self._send(self._held, last=True)
-        self._held, self._sent = None, 0
-
-    async def _send(self, text: str, *, last: bool) -> None:
-        await self._events.artifact(text, artifact_id=f"{self._id}", name="answer",
-                                    append=self._sent > 0, last_chunk=last)
-        self._sent += 1
+        await self._chunks.end()
 
 
 def _resume_value(pending: list[Any], text: str) -> Any:

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from a2a_grpc.adapters.common import adapter_card, text_of
+from a2a_grpc.adapters.common import Chunks, adapter_card, text_of
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Part
@@ -120,11 +120,13 @@ class PydanticAIAgent(AgentExecutor):
             await events.complete()
 
     async def _stream(self, events: TaskEvents, run: dict[str, Any]) -> Any:
-        chunks = _Chunks(events)
+        chunks, parts = Chunks(events), 0
         async with self.agent.run_stream_events(**run) as stream:
             async for event in stream:
                 if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
-                    await chunks.start(event.part.content)
+                    parts += 1  # a text part is an artifact of its own
+                    await chunks.start(f"{events.task_id}-text-{parts}")
+                    await chunks.add(event.part.content)
                 elif isinstance(event, PartDeltaEvent) and isinstance(event.delta,
                                                                       TextPartDelta):
                     await chunks.add(event.delta.content_delta)
@@ -137,40 +139,6 @@ class PydanticAIAgent(AgentExecutor):
                 elif isinstance(event, AgentRunResultEvent):
                     return event.result
         raise RuntimeError("the agent's run ended without a result")
-
-
-class _Chunks:
-    """A text part as chunks of one artifact; a chunk goes when the next comes."""
-
-    def __init__(self, events: TaskEvents) -> None:
-        self._events = events
-        self._id = ""
-        self._held: str | None = None
-        self._sent = 0  # chunks of the current part sent so far
-        self._parts = 0
-
-    async def start(self, text: str) -> None:
-        await self.end()
-        self._parts += 1
-        self._id = f"{self._events.task_id}-text-{self._parts}"
-        await self.add(text)
-
-    async def add(self, text: str) -> None:
-        if not text:
-            return
-        if self._held is not None:
-            await self._send(self._held, last=False)
-        self._held = text
-
-    async def end(self) -> None:
-        if self._held is not None:
-            await self._send(self._held, last=True)
-        self._held = None
-
-    async def _send(self, text: str, *, last: bool) -> None:
-        await self._events.artifact(text, artifact_id=self._id, name="answer",
-                                    append=self._sent > 0, last_chunk=last)
-        self._sent = 0 if last else self._sent + 1
 
 
 def _answers(talk: _Conversation, text: str) -> Any:
