@@ -5,11 +5,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 from functools import partial
-from typing import Any
 
-from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
+from a2a_grpc.bridge.face import Incoming
 from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     A2AError,
@@ -21,54 +20,50 @@ from a2a_grpc.core.errors import (
 log = logging.getLogger("bridge")
 
 
-# Where a request keeps its call's context: made once, read again by the
-# response's extensions header (http_app.py). A RequestKey where aiohttp has
-# them (3.13 on); a plain key before, which those versions take silently.
-CALL: Any = (web.RequestKey("a2a_grpc.call", CallContext) if hasattr(web, "RequestKey")
-             else "a2a_grpc.call")
+CALL = "a2a_grpc.call"  # where a request keeps its call's context (Incoming.state)
 
 
-def call_context(request: web.Request) -> CallContext:
+def call_context(request: Incoming) -> CallContext:
     """Service parameters from headers; `A2A-Version` may also be a query
-    parameter. Made once per request (a batch shares it)."""
-    made: CallContext | None = request.get(CALL)
+    parameter. Made once per request (a batch shares it), and read again for
+    the response's extensions header (activated_header)."""
+    made: CallContext | None = request.state.get(CALL)
     if made is None:
-        made = request[CALL] = _made(request)
+        made = request.state[CALL] = _made(request)
     return made
 
 
-async def name_activated(request: web.Request, response: web.StreamResponse) -> None:
-    """The response names the extensions activated for the call (`A2A-Extensions`)."""
-    ctx: CallContext | None = request.get(CALL)
+def activated_header(request: Incoming) -> str | None:
+    """`A2A-Extensions` for the response: the extensions activated for the call."""
+    ctx: CallContext | None = request.state.get(CALL)
     if ctx is not None and ctx.activated:
-        response.headers["A2A-Extensions"] = ", ".join(sorted(ctx.activated))
-
-
-def _made(request: web.Request) -> CallContext:
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    peer = partial(peer_subject, request) if request.secure else None
-    remote = partial(_remote, request)
-    if not request.query_string:  # most calls have none: no query to parse
-        return CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
-    for key, value in request.query.items():
-        if key.lower() == "a2a-version":
-            headers["a2a-version"] = value
-    ctx = CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
-    return dataclasses.replace(ctx, query=dict(request.query))
-
-
-def _remote(request: web.Request) -> str:
-    return request.remote or ""
-
-
-def peer_subject(request: web.Request) -> str | None:
-    """The verified client certificate's common name (mutual TLS), if any."""
-    cert = request.transport.get_extra_info("peercert") if request.transport else None
-    for rdn in (cert or {}).get("subject", ()):
-        for key, value in rdn:
-            if key == "commonName":
-                return str(value)
+        return ", ".join(sorted(ctx.activated))
     return None
+
+
+def _made(request: Incoming) -> CallContext:
+    headers = {k.lower(): v for k, v in request.headers.items()}
+    peer = request.peer_subject if request.secure else None
+    remote = partial(_remote, request)
+    identified = request.state.get(IDENTITY)
+    if not request.query_string:  # most calls have none: no query to parse
+        ctx = CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
+    else:
+        for key, value in request.query.items():
+            if key.lower() == "a2a-version":
+                headers["a2a-version"] = value
+        ctx = CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
+        ctx = dataclasses.replace(ctx, query=dict(request.query))
+    if identified is not None:
+        ctx = dataclasses.replace(ctx, identity=identified, user=identified.subject)
+    return ctx
+
+
+IDENTITY = "a2a_grpc.identity"  # who the host app admitted (asgi.py's `identify`)
+
+
+def _remote(request: Incoming) -> str:
+    return request.remote or ""
 
 
 def refusal_headers(exc: BaseException) -> dict[str, str]:

@@ -1,20 +1,19 @@
 """The public agent card at /.well-known/agent-card.json (spec §8), and at
-/.well-known/agent.json where clients of the earlier drafts look for it, on
-aiohttp: what is served, and when 304 answers, is a2a_grpc/cards/serving.py's."""
+/.well-known/agent.json where clients of the earlier drafts look for it:
+what is served, and when 304 answers, is a2a_grpc/cards/serving.py's."""
 
 from __future__ import annotations
 
-from aiohttp import web
-
+from a2a_grpc.bridge.face import Answer, Incoming
 from a2a_grpc.cards.serving import OLD_PATH, PATH, ServedCard
 
 __all__ = ["OLD_PATH", "PATH", "CardEndpoint"]
 
 
 class CardEndpoint(ServedCard):
-    async def get(self, request: web.Request) -> web.Response:
+    async def get(self, request: Incoming) -> Answer:
         headers = self.headers()
         if self.unchanged(request.headers.get("If-None-Match"),
                           request.headers.get("If-Modified-Since")):
-            return web.Response(status=304, headers=headers)
-        return web.Response(body=self.body, headers=headers, content_type="application/json")
+            return Answer(304, b"", headers)
+        return Answer(200, self.body, {**headers, "Content-Type": "application/json"})

@@ -1,7 +1,7 @@
 """ProtoJSON in and out, with the limits that keep bad input from hurting.
 
-- Parsing: body size is capped by aiohttp (`client_max_size`), nesting depth
-  here; `protojson` (json_format's rules, compiled per message type) or,
+- Parsing: body size is capped by the face (BridgeConfig.max_body_bytes), nesting
+  depth here; `protojson` (json_format's rules, compiled per message type) or,
   for whatever it leaves, protobuf's `json_format` does the rest, ignoring unknown fields
   (spec §5.7) and rejecting wrong types and unknown enum names with
   InvalidParams naming the problem.
@@ -24,13 +24,13 @@ from functools import cache
 from typing import Any, cast
 
 import orjson
-from aiohttp import web
 from google.api import field_behavior_pb2
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from a2a_grpc.bridge import protojson
+from a2a_grpc.bridge.face import Answer
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
 from a2a_grpc.core.stream import Renderings
@@ -269,12 +269,11 @@ def printed_event(event: StreamResponse, made: Renderings | None) -> Any:
 
 
 def json_response(data: Any, content_type: str, status: int = 200,
-                  headers: dict[str, str] | None = None) -> web.Response:
-    response = web.Response(body=dumps(data), status=status, content_type=content_type,
-                            headers=headers)
-    if headers and headers.get("Connection") == "close":
-        response.force_close()  # the header alone leaves aiohttp keeping the connection
-    return response
+                  headers: dict[str, str] | None = None) -> Answer:
+    out = {"Content-Type": content_type}
+    if headers:
+        out.update(headers)
+    return Answer(status, dumps(data), out, close=out.get("Connection") == "close")
 
 
 def error_details(exc: BaseException) -> tuple[int, dict[str, Any]]:

@@ -1,47 +1,35 @@
-"""The aiohttp application: agent card, JSON-RPC and REST (1.0's, and 0.3's
-under /v1) over one A2AService."""
+"""The aiohttp face (`serve`'s): the route table of endpoints.py under one
+aiohttp route, each request made an `Incoming` and each answer written back.
+
+A route added to the app afterwards works on a path of its own (`/hooks/in`),
+which aiohttp tries before the root; a variable path on the root (`/{name}`)
+would be shadowed by ours."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST
 
 from a2a_grpc.bridge import card as card_module
-from a2a_grpc.bridge.calls import name_activated, quiet_bad_requests
+from a2a_grpc.bridge.calls import quiet_bad_requests
+from a2a_grpc.bridge.endpoints import JWKS_PATH, BridgeConfig, a2a_routes, operations_routes
+from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response
 from a2a_grpc.bridge.inspector.api import Inspector
-from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
-from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
-from a2a_grpc.bridge.rest import RestEndpoints, answer_unmatched
-from a2a_grpc.cards.card03 import card_out
-from a2a_grpc.core.contract import A2AService
+from a2a_grpc.bridge.routes import Router
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.observe.metrics import Metrics
-from a2a_grpc.observe.observed import ObservedService
+
+__all__ = ["CARD", "JWKS_PATH", "BridgeConfig", "add_operations_routes", "create_app"]
 
 CARD = web.AppKey("card", card_module.CardEndpoint)
-
-
-@dataclass(frozen=True, slots=True)
-class BridgeConfig:
-    jsonrpc_path: str = "/"  # the JSON-RPC endpoint (POST)
-    rest_prefix: str = ""  # REST routes sit under this ("" = the root)
-    max_body_bytes: int = 8 * 1024 * 1024
-    max_json_depth: int = 32
-    keepalive: float = 2.0  # seconds between SSE keep-alive comments on a quiet stream
-    card_v03_fields: bool = True  # the card carries 0.3's top-level fields for 0.3 clients
-
-
-JWKS_PATH = "/.well-known/jwks.json"
+ROUTER = web.AppKey("router", Router)
 
 
 def create_app(
-    service: A2AService, card: AgentCard, config: BridgeConfig | None = None,
+    service: Any, card: AgentCard, config: BridgeConfig | None = None,
     jwks: Mapping[str, Any] | None = None,
     metrics: Metrics | None = None,
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None = None,
@@ -49,50 +37,16 @@ def create_app(
     inspector: Inspector | None = None,
 ) -> web.Application:
     """`card` is served as is (see a2a_grpc.cards.card.public_card);
-    `app[CARD].update(card)` replaces it later. The app's last route answers
-    unknown paths and verbs (rest.answer_unmatched): a route added to the app
-    afterwards works on a path of its own (`/hooks/in`), not as a variable
-    path on the root (`/{name}`), which that last route would shadow.
-    `metrics`: served at /metrics, and each call counted there; with it (or
-    `observed`) each call is traced too (a2a_grpc.observe). `inspector`: the
-    page at /inspector (bridge/inspector/)."""
+    `app[CARD].update(card)` replaces it later. `metrics`: served at
+    /metrics, each call counted and traced; `inspector`: the page at
+    /inspector (bridge/inspector/)."""
     config = config or BridgeConfig()
     quiet_bad_requests()
     app = web.Application(client_max_size=config.max_body_bytes)
-    app.on_response_prepare.append(name_activated)  # A2A-Extensions on every answer
     app[CARD] = card_module.CardEndpoint(card, v03_fields=config.card_v03_fields)
-    app.router.add_get(card_module.PATH, app[CARD].get)
-    app.router.add_get(card_module.OLD_PATH, app[CARD].get)
-    if jwks is not None:  # the keys that sign push notifications
-        body = json.dumps(jwks).encode()
-
-        async def serve_jwks(_: web.Request) -> web.Response:
-            return web.Response(body=body, content_type="application/json",
-                                headers={"Cache-Control": "public, max-age=300"})
-
-        app.router.add_get(JWKS_PATH, serve_jwks)
-    add_operations_routes(app, metrics, readiness)
-
-    def seen_by(binding: str) -> A2AService:
-        if metrics is None and not observed:
-            return service
-        return ObservedService(service, binding, metrics)
-
-    jsonrpc = JsonRpcEndpoint(seen_by("jsonrpc"), max_body=config.max_body_bytes,
-                              max_depth=config.max_json_depth, keepalive=config.keepalive)
-    app.router.add_post(config.jsonrpc_path, jsonrpc.handle)
-    # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
-    rest_service = seen_by("rest")
-    v03 = RestV03Endpoints(V03Service(rest_service, lambda: app[CARD].card, card_out),
-                           max_body=config.max_body_bytes, max_depth=config.max_json_depth,
-                           keepalive=config.keepalive)
-    app.router.add_routes(v03.routes(config.rest_prefix.rstrip("/")))
-    rest = RestEndpoints(rest_service, max_body=config.max_body_bytes,
-                         max_depth=config.max_json_depth, keepalive=config.keepalive)
-    app.router.add_routes(rest.routes(config.rest_prefix.rstrip("/")))
-    if inspector is not None:
-        inspector.routes(app, lambda: app[CARD].card)
-    answer_unmatched(app)  # last: unknown paths and verbs
+    app[ROUTER] = a2a_routes(service, app[CARD], config, jwks, metrics, readiness, observed,
+                             inspector)
+    serve_router(app, app[ROUTER])
     return app
 
 
@@ -100,20 +54,85 @@ def add_operations_routes(
     app: web.Application, metrics: Metrics | None,
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None,
 ) -> None:
-    """/metrics (Prometheus text format), /healthz and /readyz (a2a_grpc.app.health)."""
-    if metrics is not None:
-        async def serve_metrics(_: web.Request) -> web.Response:
-            return web.Response(body=await metrics.render(),
-                                headers={"Content-Type": CONTENT_TYPE_LATEST})
+    """An app serving /metrics, /healthz and /readyz alone (`serve --metrics-port`)."""
+    router = Router()
+    operations_routes(router, metrics, readiness)
+    serve_router(app, router)
 
-        app.router.add_get("/metrics", serve_metrics)
-    if readiness is not None:
-        async def alive(_: web.Request) -> web.Response:
-            return web.json_response({"status": "alive"})
 
-        async def ready(_: web.Request) -> web.Response:
-            ok, checked = await readiness()
-            return web.json_response({"ready": ok, **checked}, status=200 if ok else 503)
+def serve_router(app: web.Application, router: Router) -> None:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        async def elsewhere() -> set[str]:  # the app's own routes, on a path ours lack
+            allowed: set[str] = set()
+            for resource in app.router.resources():
+                if resource is not ours:
+                    allowed |= (await resource.resolve(request))[1]
+            return allowed
 
-        app.router.add_get("/healthz", alive)
-        app.router.add_get("/readyz", ready)
+        return await write(request, await router.answer(incoming(request), elsewhere))
+
+    ours = app.router.add_resource("/{tail:.*}")
+    ours.add_route("*", handle)
+
+    async def close(_: web.Application) -> None:
+        await router.close()
+
+    app.on_cleanup.append(close)
+
+
+def incoming(request: web.Request) -> Incoming:
+    async def read() -> bytes:
+        try:
+            return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise BodyTooLarge from None
+
+    return Incoming(request.method, request.path, request.headers, read,
+                    query_string=request.query_string, query=request.query,
+                    remote=request.remote, secure=request.secure, scheme=request.scheme,
+                    peer=lambda: _peer_subject(request))
+
+
+async def write(request: web.Request, answer: Response) -> web.StreamResponse:
+    if isinstance(answer, Answer):
+        response = web.Response(status=answer.status, body=answer.body or None,
+                                headers=answer.headers)
+        if answer.close:
+            response.force_close()  # the header alone leaves aiohttp keeping the connection
+        return response
+    streamed = web.StreamResponse(status=answer.status, headers=answer.headers)
+    sink = _Sink(streamed)
+    try:
+        await streamed.prepare(request)
+    except (ConnectionResetError, RuntimeError):
+        sink.gone = True  # produce still runs: it closes what it streams
+    await answer.produce(sink)
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await streamed.write_eof()
+    return streamed
+
+
+class _Sink:
+    __slots__ = ("gone", "response")
+
+    def __init__(self, response: web.StreamResponse) -> None:
+        self.response = response
+        self.gone = False
+
+    async def write(self, data: bytes) -> None:
+        if self.gone:
+            raise ConnectionResetError("the client went away")
+        await self.response.write(data)
+
+    def close_after(self) -> None:
+        self.response.force_close()
+
+
+def _peer_subject(request: web.Request) -> str | None:
+    """The verified client certificate's common name (mutual TLS), if any."""
+    cert = request.transport.get_extra_info("peercert") if request.transport else None
+    for rdn in (cert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return str(value)
+    return None

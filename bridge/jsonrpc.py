@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
+from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response, Streamed
 from a2a_grpc.bridge.legacy.methods03 import LegacyMethod
 from a2a_grpc.bridge.legacy.routing import context_for, resolve
 from a2a_grpc.core.contract import A2AService
@@ -70,10 +69,10 @@ class JsonRpcEndpoint:
         self.max_depth = max_depth
         self.keepalive = keepalive
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: Incoming) -> Response:
         try:
             body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
+        except BodyTooLarge:
             return _json(reply(_NO_ID, error=InvalidRequestError(
                 f"request body over {self.max_body} bytes; send less (e.g. files as URLs)")))
         try:
@@ -83,24 +82,24 @@ class JsonRpcEndpoint:
         if isinstance(payload, list):
             return await self._batch(payload, request)
         answer = await self._one(payload, request, in_batch=False)
-        if isinstance(answer, web.StreamResponse):
+        if isinstance(answer, Answer | Streamed):
             return answer
-        return web.Response(status=204) if answer is None else _json(answer)
+        return Answer(204) if answer is None else _json(answer)
 
-    async def _batch(self, items: list[Any], request: web.Request) -> web.StreamResponse:
+    async def _batch(self, items: list[Any], request: Incoming) -> Answer:
         if not items:
             return _json(reply(_NO_ID, error=InvalidRequestError("empty batch")))
         answers = []
         for item in items:
             answer = await self._one(item, request, in_batch=True)
-            assert not isinstance(answer, web.StreamResponse)
+            assert not isinstance(answer, Answer | Streamed)
             if answer is not None:
                 answers.append(answer)
-        return _json(answers) if answers else web.Response(status=204)
+        return _json(answers) if answers else Answer(204)
 
     async def _one(
-        self, obj: Any, request: web.Request, *, in_batch: bool
-    ) -> dict[str, Any] | web.StreamResponse | None:
+        self, obj: Any, request: Incoming, *, in_batch: bool
+    ) -> dict[str, Any] | Response | None:
         id_ = obj.get("id", _NO_ID) if isinstance(obj, dict) else None
         try:
             method_name, params = _check_request(obj)
@@ -129,8 +128,8 @@ class JsonRpcEndpoint:
                 except Exception as exc:
                     note(exc, f"JSON-RPC {method_name}")
                     return _refused(id_, exc) or reply(id_, error=exc)
-                return await sse.stream(
-                    request, events,
+                return sse.stream(
+                    events,
                     render=lambda ev, kept: reply(id_, result=codec.printed_event(ev, kept)),
                     render_error=lambda exc: (reply(id_, error=_noted(exc, method_name)), None),
                     keepalive=self.keepalive)
@@ -143,8 +142,8 @@ class JsonRpcEndpoint:
 
 
     async def _legacy(self, legacy: LegacyMethod, id_: Any, params: Any,
-                      request: web.Request, in_batch: bool, name: str,
-                      ) -> dict[str, Any] | web.StreamResponse | None:
+                      request: Incoming, in_batch: bool, name: str,
+                      ) -> dict[str, Any] | Response | None:
         """A 0.3 or first-draft method: params translated in, the 1.0 RPC, the result out."""
         method = METHODS[legacy.rpc]
         try:
@@ -162,12 +161,12 @@ class JsonRpcEndpoint:
             if refused is not None:
                 return refused
             if method.streaming and id_ is not _NO_ID:
-                return await sse.one_error(request, reply(id_, error=exc))
+                return sse.one_error(reply(id_, error=exc))
             return None if id_ is _NO_ID else reply(id_, error=exc)
         if method.streaming:
             render = legacy.renderer()
-            return await sse.stream(
-                request, answer,
+            return sse.stream(
+                answer,
                 render=lambda ev, _: reply(id_, result=render(codec.to_dict(ev))),
                 render_error=lambda exc: (reply(id_, error=_noted(exc, name)), None),
                 keepalive=self.keepalive)
@@ -200,7 +199,7 @@ def _check_request(obj: Any) -> tuple[str, Any]:
     return method, params
 
 
-def _refused(id_: Any, exc: BaseException) -> web.Response | None:
+def _refused(id_: Any, exc: BaseException) -> Answer | None:
     """A call refused for its credentials is refused by HTTP too (401 with
     WWW-Authenticate, 403), the JSON-RPC error in the body, as §3.3.2 asks;
     so is one refused by a limit (429 with Retry-After), and one refused by a
@@ -213,5 +212,5 @@ def _refused(id_: Any, exc: BaseException) -> web.Response | None:
                                wire_of(exc).http, refusal_headers(exc))
 
 
-def _json(data: Any) -> web.Response:
+def _json(data: Any) -> Answer:
     return codec.json_response(data, JSON_TYPE)

@@ -17,16 +17,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import code_pb2
 
 from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
+from a2a_grpc.bridge.face import Answer, BodyTooLarge, Handler, Incoming, Response
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.errors import (
     FieldViolation,
@@ -41,9 +40,6 @@ from a2a_grpc.core.methods import METHODS, Method, Route
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
 def error_body(exc: BaseException) -> dict[str, Any]:
     err = public(exc)
     code, status = codec.error_details(err)
@@ -51,7 +47,7 @@ def error_body(exc: BaseException) -> dict[str, Any]:
                       "message": err.message, "details": status.get("details", [])}}
 
 
-def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
+def error_response(exc: BaseException, http_status: int | None = None) -> Answer:
     status = http_status or wire_of(public(exc)).http
     return codec.json_response(error_body(exc), "application/json", status, refusal_headers(exc))
 
@@ -65,7 +61,7 @@ class RestEndpoints:
         self.max_depth = max_depth
         self.keepalive = keepalive
 
-    def routes(self, prefix: str = "") -> list[web.RouteDef]:
+    def routes(self, prefix: str = "") -> list[tuple[str, str, Handler]]:
         out = []
         for method in METHODS.values():
             for route in method.routes:
@@ -73,20 +69,19 @@ class RestEndpoints:
                 if method.name == "SubscribeToTask":
                     verbs |= {"GET", "POST"}
                 for verb in sorted(verbs):
-                    out.append(web.route(verb, route.aiohttp_path(prefix),
-                                         self._handler(method, route)))
+                    out.append((verb, route.aiohttp_path(prefix), self._handler(method, route)))
         return out
 
     def _handler(self, method: Method, route: Route) -> Handler:
-        async def handle(request: web.Request) -> web.StreamResponse:
+        async def handle(request: Incoming) -> Response:
             return await self._handle(request, method, route)
 
         return handle
 
-    async def _handle(self, request: web.Request, method: Method, route: Route) -> web.StreamResponse:  # noqa: E501
+    async def _handle(self, request: Incoming, method: Method, route: Route) -> Response:
         try:
             req = await self._request(request, method, route)
-        except web.HTTPRequestEntityTooLarge:
+        except BodyTooLarge:
             return error_response(InvalidRequestError(
                 f"request body over {self.max_body} bytes; send less (e.g. files as URLs)"),
                 http_status=413)
@@ -97,8 +92,8 @@ class RestEndpoints:
         try:
             if method.streaming:
                 events = await call(req, call_context(request))
-                return await sse.stream(
-                    request, events, render=codec.printed_event,
+                return sse.stream(
+                    events, render=codec.printed_event,
                     render_error=lambda exc: (self._noted(exc, method), "error"),
                     keepalive=self.keepalive)
             result = await call(req, call_context(request))
@@ -112,7 +107,7 @@ class RestEndpoints:
         note(exc, f"REST {method.name} stream")
         return error_body(exc)
 
-    async def _request(self, request: web.Request, method: Method, route: Route) -> Message:
+    async def _request(self, request: Incoming, method: Method, route: Route) -> Message:
         if route.body == "*" or request.method == "POST":
             raw = await request.read()
             data = codec.loads(raw, self.max_depth) if raw.strip() else {}
@@ -122,11 +117,11 @@ class RestEndpoints:
             where = "query parameters"
         req = codec.parse(data, method.request, where=where)
         for name in route.path_fields:
-            setattr(req, name, request.match_info[name])
+            setattr(req, name, request.match[name])
         return req
 
 
-def query_fields(request: web.Request, cls: type[Message]) -> dict[str, Any]:
+def query_fields(request: Incoming, cls: type[Message]) -> dict[str, Any]:
     """The fields of a `cls` request given as query parameters, as ProtoJSON."""
     fields = cls.DESCRIPTOR.fields
     by_name: dict[str, Any] = {f.json_name: f for f in fields} | {f.name: f for f in fields}
@@ -152,30 +147,12 @@ def _query_value(field: FieldDescriptor, raw: str) -> Any:
         violations=[FieldViolation(field.json_name, "must be true or false")])
 
 
-def answer_unmatched(app: web.Application) -> None:
-    """Make the app's last route answer what no other route takes: a path no
-    route has (404) or a verb its routes lack (405), with a google.rpc.Status
-    body like every error. Call it once every other route is added.
-
-    A route of its own rather than a middleware: a middleware wraps every call
-    in two more coroutines (docs/benchmarks.md: their cost on a SendMessage).
-    aiohttp tries it last (the root of its index, added last), so it only
-    sees requests no other route matched; which verbs the path does take is
-    asked of the other routes then, as aiohttp would have.
-    """
-    router = app.router
-    last = router.add_resource("/{tail:.*}")
-
-    async def unmatched(request: web.Request) -> web.StreamResponse:
-        allowed: set[str] = set()
-        for resource in router.resources():
-            if resource is not last:
-                allowed |= (await resource.resolve(request))[1]
-        if not allowed:
-            return error_response(MethodNotFoundError(
-                f"no A2A operation at {request.method} {request.path}"), http_status=404)
+def unmatched(method: str, path: str, allowed: set[str]) -> Answer:
+    """What no route takes: a path no route has (404) or a verb its routes lack
+    (405, naming the verbs they take), as every error, a google.rpc.Status body."""
+    if not allowed:
         return error_response(MethodNotFoundError(
-            f"{request.method} is not allowed on {request.path}; use "
-            + ", ".join(sorted(allowed))), http_status=405)
-
-    last.add_route("*", unmatched)
+            f"no A2A operation at {method} {path}"), http_status=404)
+    return error_response(MethodNotFoundError(
+        f"{method} is not allowed on {path}; use " + ", ".join(sorted(allowed))),
+        http_status=405)

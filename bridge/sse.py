@@ -1,4 +1,5 @@
-"""Server-Sent Events over aiohttp, with keep-alives and clean hang-ups.
+"""Server-Sent Events, with keep-alives and clean hang-ups, on either face
+(face.py: a `Streamed` answer whose body is written to the face's Sink).
 
 Each event is written as `id:` (when known) and `data:` lines. While the
 source is quiet, a `: keep-alive` comment line goes out every `keepalive`
@@ -35,9 +36,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-
 from a2a_grpc.bridge import codec
+from a2a_grpc.bridge.face import Sink, Streamed
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.core.stream import EventStream, Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
@@ -62,8 +62,8 @@ def frame(data: Any, *, event_id: int | None = None, event: str | None = None) -
 class _Ticker:
     """Keep-alives for one stream while its reader waits for events."""
 
-    def __init__(self, response: web.StreamResponse, every: float) -> None:
-        self.response = response
+    def __init__(self, sink: Sink, every: float) -> None:
+        self.sink = sink
         self.every = every
         self.wrote = asyncio.get_running_loop().time()
         self.hung_up = False
@@ -77,7 +77,7 @@ class _Ticker:
             if loop.time() - self.wrote < self.every:
                 continue  # an event went out meanwhile
             try:
-                await self.response.write(KEEPALIVE)
+                await self.sink.write(KEEPALIVE)
             except (ConnectionResetError, RuntimeError):
                 self.hung_up = True  # the client went away: stop reading for it
                 if self._reader is not None:
@@ -91,33 +91,31 @@ class _Ticker:
             await self._task
 
 
-async def _flush(response: web.StreamResponse, frames: list[bytes]) -> None:
+async def _flush(sink: Sink, frames: list[bytes]) -> None:
     if frames:
         data = frames[0] if len(frames) == 1 else b"".join(frames)
         frames.clear()
-        await response.write(data)
+        await sink.write(data)
 
 
-async def stream(
-    request: web.Request,
+def stream(
     events: EventStream,
     render: Callable[[StreamResponse, Renderings | None], Any],
     render_error: Callable[[BaseException], tuple[Any, str | None]],
     keepalive: float,
-) -> web.StreamResponse:
+) -> Streamed:
     """Send `events` as SSE; an error after the start goes in-band, last.
     `render` is given each event and, when other streams carry the same
     event, where its printing is kept for them (codec.printed_event)."""
-    response = web.StreamResponse(status=200, headers=HEADERS)
-    loop = asyncio.get_running_loop()
-    ticker: _Ticker | None = None
-    counter = 0
-    frames: list[bytes] = []  # rendered, not yet written
-    shared = events.shared
-    try:
+
+    async def produce(sink: Sink) -> None:
+        loop = asyncio.get_running_loop()
+        ticker: _Ticker | None = None
+        counter = 0
+        frames: list[bytes] = []  # rendered, not yet written
+        shared = events.shared
         try:
-            await response.prepare(request)
-            ticker = _Ticker(response, keepalive)
+            ticker = _Ticker(sink, keepalive)
             async for event in events:
                 counter += 1
                 seq = events.seq if events.numbered else counter
@@ -126,9 +124,9 @@ async def stream(
                 # the run its stream has started: EventStream.first_sent); after
                 # it, whatever is here when the next read may wait.
                 if counter == 1 or not events.ready():
-                    await _flush(response, frames)
+                    await _flush(sink, frames)
                     ticker.wrote = loop.time()
-            await _flush(response, frames)
+            await _flush(sink, frames)
         except asyncio.CancelledError:
             if ticker is None or not ticker.hung_up:
                 raise  # the server is stopping, not the client
@@ -141,23 +139,21 @@ async def stream(
             data, name = render_error(exc)
             frames.append(frame(data, event=name))
             if type(exc) is UnavailableError:  # resume elsewhere: not on this connection
-                response.force_close()
+                sink.close_after()
             with contextlib.suppress(ConnectionResetError):
-                await _flush(response, frames)
-    finally:
-        if ticker is not None:
-            await ticker.stop()
-        await events.aclose()
-    with contextlib.suppress(ConnectionResetError, RuntimeError):
-        await response.write_eof()
-    return response
+                await _flush(sink, frames)
+        finally:
+            if ticker is not None:
+                await ticker.stop()
+            await events.aclose()
+
+    return Streamed(produce, 200, dict(HEADERS))
 
 
-async def one_error(request: web.Request, data: Any) -> web.StreamResponse:
+def one_error(data: Any) -> Streamed:
     """A stream refused before its first event, as a stream of that one error."""
-    response = web.StreamResponse(status=200, headers=HEADERS)
-    await response.prepare(request)
-    with contextlib.suppress(ConnectionResetError, RuntimeError):
-        await response.write(frame(data))
-        await response.write_eof()
-    return response
+    async def produce(sink: Sink) -> None:
+        with contextlib.suppress(ConnectionResetError):
+            await sink.write(frame(data))
+
+    return Streamed(produce, 200, dict(HEADERS))

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 import grpc
@@ -42,10 +43,11 @@ class Server:
     http_port: int
     output: list[str] = field(default_factory=list)  # its log, drained as it comes
     drainer: threading.Thread | None = None
+    path: str = ""  # where the agent is mounted on the HTTP port ("/a2a"), if not at the root
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.http_port}"
+        return f"http://127.0.0.1:{self.http_port}{self.path}"
 
     @property
     def target(self) -> str:
@@ -63,10 +65,12 @@ class Server:
         return await asyncio.to_thread(self.proc.wait, 15)
 
 
-async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> Server:
+async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = (),
+                       path: str = "") -> Server:
     """Spawn `a2a-grpc ARGS` on port 0 (unless ARGS name ports) and wait for the
     line that says which ports it bound: no other process can take them first.
-    `program`: what runs (default `python -m a2a_grpc`), in `cwd`."""
+    `program`: what runs (default `python -m a2a_grpc`), in `cwd`; `path`: where
+    it serves the agent on its HTTP port (Server.url)."""
     if args and args[0] == "serve" and "--grpc-port" not in args:
         args = (*args, "--grpc-port", "0")
     if "--http-port" not in args:
@@ -99,7 +103,20 @@ async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()
         how = "still running" if code is None else f"exit code {code}"
         raise AssertionError(f"the server did not start ({how} after "
                              f"{time.monotonic() - started:.1f} s):\n" + "".join(output))
-    return Server(proc, bound[0], bound[1], output, drainer)
+    return Server(proc, bound[0], bound[1], output, drainer, path)
+
+
+async def mounted_app(folder: Path, monkeypatch: Any, server: str = "uvicorn",
+                      **settings: str) -> Server:
+    """examples/mount_fastapi.py under `server` (uvicorn or hypercorn), on
+    SQLite in `folder`, its gRPC on a free port: the agent at Server.url.
+    `settings`: more A2A_GRPC_* variables (allow_push_to="127.0.0.1/32")."""
+    monkeypatch.setenv("A2A_GRPC_STORE", f"sqlite:///{folder / 'tasks.db'}")
+    monkeypatch.setenv("A2A_GRPC_GRPC_PORT", "0")
+    for name, value in settings.items():
+        monkeypatch.setenv("A2A_GRPC_" + name.upper(), value)
+    return await start_server(program=(sys.executable, "-m", "tests.asgi_runner", server,
+                                       "examples.mount_fastapi:app"), path="/a2a")
 
 
 def spawn(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> subprocess.Popen[str]:

@@ -8,21 +8,17 @@ the rest is closed and the process exits 0.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
 from opentelemetry import trace
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.app import keys as signing_keys
 from a2a_grpc.app.admission import Admission
-from a2a_grpc.app.chain import chain
+from a2a_grpc.app.assembly import assemble
 from a2a_grpc.app.gateway import gateway
-from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.http import (
     http_interfaces,
@@ -32,69 +28,19 @@ from a2a_grpc.app.http import (
     tune_collector,
     wait_for_signal,
 )
-from a2a_grpc.app.leases import Leases
-from a2a_grpc.app.options import (
-    admission_options,
-    auth_options,
-    drain_notice,
-    http_options,
-    limit_options,
-    observe_options,
-    preview_options,
-    push_options,
-)
+from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
-from a2a_grpc.auth import Gate
-from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge import CARD
-from a2a_grpc.bridge.http_app import JWKS_PATH
 from a2a_grpc.bridge.inspector.api import Inspector
-from a2a_grpc.bus import Backlog, EventBus, open_bus
-from a2a_grpc.cards.card import (
-    Interface,
-    SignedPush,
-    advertised_host,
-    card_for,
-    host_port,
-    public_card,
-)
-from a2a_grpc.core import media
-from a2a_grpc.core.contract import A2AService
-from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
+from a2a_grpc.bus import EventBus
+from a2a_grpc.cards.card import advertised_host, host_port
+from a2a_grpc.grpc_edge.server import GrpcServer
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
-from a2a_grpc.observe.metrics import Metrics
-from a2a_grpc.push.digest import HEADER as SIGNATURE_HEADER
-from a2a_grpc.push.sender import PushSender
-from a2a_grpc.stores import open_store
 
 __all__ = ["gateway", "serve"]
 
 log = logging.getLogger("a2a_grpc")
-
-
-def _warn_unknown_modes(card: AgentCard) -> None:
-    """Say once, at start, which of the card's modes accept nothing: a user
-    porting a card sees why its parts are refused before a client does."""
-    unknown = media.unknown_modes(card)
-    if unknown:
-        log.warning("the agent card's modes %s are neither media types (type/subtype) nor "
-                    "words this server reads (%s): parts are never accepted by them",
-                    ", ".join(repr(m) for m in unknown), ", ".join(sorted(media.WORDS)))
-
-
-async def _retention(handler: RequestHandler, max_age_s: float) -> None:
-    """Purge final tasks older than `max_age_s`, checking every max_age/10 (<= 60 s)."""
-    while True:
-        await asyncio.sleep(min(max_age_s / 10, 60.0))
-        try:
-            gone = await handler.purge(max_age_s)
-        except Exception:
-            log.exception("purging old tasks failed; will retry")
-            continue
-        if gone:
-            log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
 
 
 async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
@@ -103,115 +49,42 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     with the tracer provider the embedding program set in OpenTelemetry's API."""
     net, stored = settings.network, settings.store
     http = http_options(net, settings.agent.card_format)
-    push = push_options(settings.push)
-    limits, observe = limit_options(settings.limits), observe_options(settings.observability)
-    preview = preview_options(settings.preview)
-    admitting, notice = admission_options(settings.limits), drain_notice(net, bool(stored.bus))
-    if stored.stream_backlog < 1:
-        raise ValueError("--stream-backlog must be >= 1")
-    backlog = Backlog(events=stored.stream_backlog)
-    grpc_host, grpc_port, grace = net.host, net.grpc_port, net.grace
-    store_url, bus_url, lease_s = stored.url, stored.bus, stored.lease
-    grpc_public, card_keys = net.grpc_public_address, settings.security.card_keys
-    interrupted_only = settings.agent.follow_ups == "interrupted"
-    auth = auth_options(settings.security, net)
-    card = card_for(agent)
-    _warn_unknown_modes(card)
-    if store_url == "memory" and getattr(agent, "keeps_conversations", False):
-        log.warning("--store memory: the agent's conversations (%s) are kept in memory and "
-                    "lost when the server restarts; the SQLite default or PostgreSQL keeps "
-                    "them", type(agent).__name__)
-    verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
-    gate = Gate(card, verifiers)
-    keys = signing_keys.load(push.keys_dir, card_keys)
-    store = await open_store(store_url)
-    try:
-        bus = await open_bus(bus_url, backlog)
-    except BaseException:
-        await store.close()
-        raise
-    handler = RequestHandler(agent, card, store=store, bus=bus,
-                             push_policy=push.policy, interrupted_only=interrupted_only,
-                             replicated=bool(bus_url), push_secrets=push.secrets,
-                             preview=preview)
-    metrics = Metrics()
-    admission = chain(handler, gate, limits, admitting, metrics.registry)
-    service: A2AService = admission
+    notice = drain_notice(net, bool(stored.bus))
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.callback(start_tracing())
-        cleanup.callback(on_hangup(reloader(auth, verifiers)))
-        cleanup.push_async_callback(store.close)
-        cleanup.push_async_callback(bus.close)
-        cleanup.push_async_callback(handler.close)
-        leases = Leases(handler, store, lease_s) if bus_url else None
-        recovered = await handler.recover() if leases is None else await leases.recover()
-        if leases is not None:
-            renewing = asyncio.create_task(leases.run(), name="a2a-leases")
-            cleanup.callback(renewing.cancel)
-            bus.answer(handler.on_control)  # CancelTask from other replicas
-        elif recovered:
-            log.warning("%d task(s) were still running when the server last stopped: %s",
-                        recovered, "resumed" if agent.resumable else "marked FAILED")
-        signer = keys.signer()  # its issuer is filled in below, once the public URL is known
-        sender = None
-        if card.capabilities.push_notifications:
-            config = push.sender if leases is None else dataclasses.replace(
-                push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
-            sender = PushSender(store, push.policy, signer, config, metrics, push.secrets)
-            await sender.start()
-            cleanup.push_async_callback(sender.stop)
-            handler.attach_sender(sender.wake)
-        handler.observe(metrics)
-        grpc_server = await start_grpc(handler, grpc_host, grpc_port, service, http.tls, metrics)
-        cleanup.push_async_callback(grpc_server.stop, grace)
-        readiness = Readiness(store, bus if bus_url else None)
-        watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
-        cleanup.callback(watching.cancel)
+        served = await assemble(agent, settings, cleanup, http.tls)
+        assert served.grpc is not None
+        observe = served.observe
         runner, http_port = await start_http(
-            service, card, http, grace, keys.jwks(),
-            metrics, readiness,
+            served.admission, served.handler.card, http, net.grace, served.keys.jwks(),
+            served.metrics, served.readiness,
             Inspector(observe.inspector_remote_targets) if observe.inspector else None)
         cleanup.push_async_callback(runner.cleanup)
         also = ""
         if observe.metrics_port is not None:
-            operations = await start_operations(http.host, observe.metrics_port, metrics,
-                                                readiness)
+            operations = await start_operations(http.host, observe.metrics_port,
+                                                served.metrics, served.readiness)
             cleanup.push_async_callback(operations.cleanup)
             also = f", metrics on {host_port(http.host, operations.addresses[0][1])}"
-        if stored.retention:
-            purger = asyncio.create_task(_retention(handler, stored.retention))
-            cleanup.callback(purger.cancel)
         # The card names the real ports, known only now that both are bound.
-        interfaces = [
-            Interface("GRPC", grpc_public or host_port(advertised_host(grpc_host),
-                                                       grpc_server.port)),
-            *http_interfaces(http, http_port)]
-        base = interfaces[2].url
-        signed = None
-        if signer is not None:
-            signer.issuer = base
-            signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
-        handler.card = keys.sign_card(public_card(
-            card, interfaces, signed, versions=handler.versions), base + JWKS_PATH)
-        runner.app[CARD].update(handler.card)
-        runner.app[CARD].since(await store.card_published("public", runner.app[CARD].digest,
-                                                          time.time_ns()))
-        log.info("listening: gRPC on %s, HTTP on %s%s", host_port(grpc_host, grpc_server.port),
-                 host_port(http.host, http_port), also)
+        interfaces = [*served.grpc_interface(settings), *http_interfaces(http, http_port)]
+        card = await served.publish(interfaces, runner.app[CARD])
+        log.info("listening: gRPC on %s, HTTP on %s%s",
+                 host_port(net.host, served.grpc.port), host_port(http.host, http_port), also)
         log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
                  "tasks in %s; Ctrl-C stops it", card.name,
-                 ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(store_url))
+                 ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(stored.url))
         if observe.inspector:
-            log.info("the inspector: open %s/inspector in a browser", base)
-        if grpc_public is None and grpc_host.strip() in ("0.0.0.0", "::", ""):
+            log.info("the inspector: open %s/inspector in a browser", interfaces[2].url)
+        if net.grpc_public_address is None and net.host.strip() in ("0.0.0.0", "::", ""):
             log.warning("listening on all addresses: the card names this machine as %s; "
                         "pass --public-url and --grpc-public-address with the names clients "
-                        "use", advertised_host(grpc_host))
+                        "use", advertised_host(net.host))
         tune_collector()
         await wait_for_signal()
-        await drain(admission, readiness, grpc_server, bus, handler, notice, grace,
-                    lambda deadline: linger(runner, deadline))
+        await drain(served.admission, served.readiness, served.grpc, served.bus,
+                    served.handler, notice, net.grace, lambda deadline: linger(runner, deadline))
     log.info("stopped")
 
 

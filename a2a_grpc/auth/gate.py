@@ -96,8 +96,9 @@ class Gate:
         return not self.requirements and not self.skills
 
     async def admit(self, ctx: CallContext) -> CallContext:
-        """The call with its identity, or the error that refuses it."""
-        if self.open:
+        """The call with its identity, or the error that refuses it. A call the
+        host app identified (the ASGI face's `identify`) is admitted as is."""
+        if self.open or ctx.identity is not None:
             return ctx
         checked = _Checked(self.verifiers, ctx)
         met, identity = await checked.first_met(self.requirements) if self.requirements \

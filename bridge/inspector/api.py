@@ -26,6 +26,7 @@ any address (SSRF).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections import OrderedDict
@@ -35,11 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.bridge.face import Answer, Incoming, Refused, Sink, Streamed
 from a2a_grpc.bridge.inspector import cardcheck
+from a2a_grpc.bridge.routes import Router
 from a2a_grpc.client import A2AClient, ClientOptions, wire
 from a2a_grpc.client.cards import fetch_card_json
 from a2a_grpc.core.errors import WIRE, A2AError, wire_of
@@ -84,31 +86,34 @@ class Inspector:
             OrderedDict()
         self._session: aiohttp.ClientSession | None = None  # fetches cards, recording
 
-    def routes(self, app: web.Application, own_card: Callable[[], pb.AgentCard]) -> None:
-        """Serve the page and its API on `app`, whose card `own_card` gives."""
+    def routes(self, router: Router, own_card: Callable[[], pb.AgentCard]) -> None:
+        """Serve the page and its API on `router`, whose card `own_card` gives."""
         self.own_card = own_card
-        app.router.add_get("/inspector", self.page)
-        app.router.add_get("/inspector/", self.page)
-        app.router.add_get("/inspector/{name}", self.static)
-        app.router.add_post("/inspector/api/card", self.card)
-        app.router.add_post("/inspector/api/call", self.call)
-        app.router.add_post("/inspector/api/stream", self.stream)
-        app.on_cleanup.append(self._close)
+        router.add("GET", "/inspector", self.page)
+        router.add("GET", "/inspector/", self.page)
+        router.add("GET", "/inspector/{name}", self.static)
+        router.add("POST", "/inspector/api/card", self.card)
+        router.add("POST", "/inspector/api/call", self.call)
+        router.add("POST", "/inspector/api/stream", self.stream)
+        router.on_close(self.close)
 
-    async def page(self, _: web.Request) -> web.Response:
-        return web.Response(body=(STATIC / "index.html").read_bytes(), content_type="text/html",
-                            headers={"Cache-Control": "no-cache"})
+    async def page(self, request: Incoming) -> Answer:
+        """The page, its links made under the path the app is mounted at."""
+        page = (STATIC / "index.html").read_bytes().replace(
+            b'<base href="/inspector/">', f'<base href="{request.root}/inspector/">'.encode())
+        return Answer(200, page, {"Content-Type": "text/html; charset=utf-8",
+                                  "Cache-Control": "no-cache"})
 
-    async def static(self, request: web.Request) -> web.Response:
-        name = request.match_info["name"]
+    async def static(self, request: Incoming) -> Answer:
+        name = request.match["name"]
         if name not in FILES:
-            raise web.HTTPNotFound()
-        return web.Response(body=(STATIC / name).read_bytes(), content_type=FILES[name],
-                            headers={"Cache-Control": "no-cache"})
+            raise Refused(404, f"no inspector file {name!r}")
+        return Answer(200, (STATIC / name).read_bytes(), {"Content-Type": FILES[name],
+                                                          "Cache-Control": "no-cache"})
 
     # -- the API the page calls --
 
-    async def card(self, request: web.Request) -> web.Response:
+    async def card(self, request: Incoming) -> Answer:
         call = await self._parse(request, need_method=False)
         headers = dict(call.headers)
         with wire.recording() as recorder:
@@ -121,81 +126,83 @@ class Inspector:
                 found = await cardcheck.findings(raw, card, headers,
                                                  call.target.startswith("https://"))
             except Exception as exc:
-                return web.json_response({"error": _error(exc), "wire": _wire(recorder)})
-        return web.json_response({"card": json_format.MessageToDict(card),
+                return _json({"error": _error(exc), "wire": _wire(recorder)})
+        return _json({"card": json_format.MessageToDict(card),
                                   "signatures": len(card.signatures),
                                   "findings": [f.json() for f in found],
                                   "wire": _wire(recorder)})
 
-    async def call(self, request: web.Request) -> web.Response:
+    async def call(self, request: Incoming) -> Answer:
         call = await self._parse(request)
         cls, attr, streams = METHODS[call.method]
         if streams:
-            raise web.HTTPBadRequest(text=f"{call.method} streams: use /inspector/api/stream")
+            raise Refused(400, f"{call.method} streams: use /inspector/api/stream")
         req = _request(cls, call.params)  # bad params: 400, before any call
         with wire.recording() as recorder:
             try:
                 client = await self._client(call)
                 result = await getattr(client, attr)(req)
             except Exception as exc:
-                return web.json_response({"error": _error(exc), "wire": _wire(recorder)})
-        return web.json_response({"result": json_format.MessageToDict(result),
+                return _json({"error": _error(exc), "wire": _wire(recorder)})
+        return _json({"result": json_format.MessageToDict(result),
                                   "wire": _wire(recorder)})
 
-    async def stream(self, request: web.Request) -> web.StreamResponse:
+    async def stream(self, request: Incoming) -> Streamed:
         call = await self._parse(request)
         cls, attr, streams = METHODS[call.method]
         if not streams:
-            raise web.HTTPBadRequest(text=f"{call.method} does not stream: use /inspector/api/call")
+            raise Refused(400, f"{call.method} does not stream: use /inspector/api/call")
         req = _request(cls, call.params)
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
-                                           "Cache-Control": "no-cache"})
-        await resp.prepare(request)
         changed: dict[int, wire.Exchange] = {}
         sent: dict[int, int] = {}  # exchange id -> frames the page has
 
-        async def flush() -> None:  # what changed on the wire, before the event it brought
-            for exchange in changed.values():
-                update = exchange.json(frames_from=sent.get(exchange.id, 0))
-                sent[exchange.id] = len(exchange.frames)
-                await resp.write(f"event: wire\ndata: {json.dumps(update)}\n\n".encode())
-            changed.clear()
+        async def produce(sink: Sink) -> None:
+            async def flush() -> None:  # what changed on the wire, before the event it brought
+                for exchange in changed.values():
+                    update = exchange.json(frames_from=sent.get(exchange.id, 0))
+                    sent[exchange.id] = len(exchange.frames)
+                    await sink.write(f"event: wire\ndata: {json.dumps(update)}\n\n".encode())
+                changed.clear()
 
-        with wire.recording(lambda exchange: changed.setdefault(exchange.id, exchange)):
-            try:
-                client = await self._client(call)
-                async for event in getattr(client, attr)(req):
+            with wire.recording(lambda exchange: changed.setdefault(exchange.id, exchange)):
+                try:
+                    client = await self._client(call)
+                    async for event in getattr(client, attr)(req):
+                        await flush()
+                        data = json.dumps(json_format.MessageToDict(event))
+                        await sink.write(f"data: {data}\n\n".encode())
                     await flush()
-                    data = json.dumps(json_format.MessageToDict(event))
-                    await resp.write(f"data: {data}\n\n".encode())
-                await flush()
-                await resp.write(b"event: end\ndata: {}\n\n")
-            except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-                pass  # the page went away
-            except Exception as exc:
-                await flush()
-                await resp.write(f"event: error\ndata: {json.dumps(_error(exc))}\n\n".encode())
-        return resp
+                    await sink.write(b"event: end\ndata: {}\n\n")
+                except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+                    pass  # the page went away
+                except Exception as exc:
+                    with contextlib.suppress(ConnectionResetError):
+                        await flush()
+                        await sink.write(
+                            f"event: error\ndata: {json.dumps(_error(exc))}\n\n".encode())
+
+        return Streamed(produce, 200, {"Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache"})
 
     # -- parts --
 
-    async def _parse(self, request: web.Request, need_method: bool = True) -> Call:
+    async def _parse(self, request: Incoming, need_method: bool = True) -> Call:
         try:
-            body = await request.json()
+            body = json.loads(await request.read())
             call = Call(str(body.get("target") or "").strip(),
                         str(body.get("binding") or "JSONRPC"),
                         tuple(sorted((str(k), str(v)) for k, v in
                                      (body.get("headers") or {}).items())),
                         str(body.get("method") or ""), dict(body.get("params") or {}))
         except (ValueError, AttributeError, TypeError) as exc:
-            raise web.HTTPBadRequest(text=f"not an inspector request: {exc}") from None
+            raise Refused(400, f"not an inspector request: {exc}") from None
         if need_method and call.method not in METHODS:
-            raise web.HTTPBadRequest(text=f"unknown method {call.method!r}")
+            raise Refused(400, f"unknown method {call.method!r}")
         if call.binding not in ("GRPC", "JSONRPC", "HTTP+JSON"):
-            raise web.HTTPBadRequest(text=f"unknown binding {call.binding!r}")
+            raise Refused(400, f"unknown binding {call.binding!r}")
         if call.target and not self.remote_targets and not _local(request):
-            raise web.HTTPForbidden(text="the inspector calls other agents only for a browser "
-                                         "on this machine (serve --inspector-remote-targets)")
+            raise Refused(403, "the inspector calls other agents only for a browser on this "
+                               "machine (serve --inspector-remote-targets)")
         return call
 
     async def _client(self, call: Call) -> A2AClient:
@@ -219,14 +226,14 @@ class Inspector:
             self._session = aiohttp.ClientSession(trace_configs=[wire.trace_config()])
         return self._session
 
-    async def _close(self, _: web.Application) -> None:
+    async def close(self) -> None:
         while self._clients:
             await self._clients.popitem()[1].close()
         if self._session is not None:
             await self._session.close()
 
 
-def _local(request: web.Request) -> bool:
+def _local(request: Incoming) -> bool:
     """A browser on this machine: a loopback peer that is not a proxy passing
     on someone else's request (a reverse proxy on this host is loopback too)."""
     forwarded = any(h in request.headers for h in ("Forwarded", "X-Forwarded-For",
@@ -238,7 +245,11 @@ def _request(cls: type[Message], params: dict[str, Any]) -> Message:
     try:
         return json_format.ParseDict(params, cls())
     except json_format.ParseError as exc:
-        raise web.HTTPBadRequest(text=f"bad params for {cls.__name__}: {exc}") from None
+        raise Refused(400, f"bad params for {cls.__name__}: {exc}") from None
+
+
+def _json(data: Any) -> Answer:
+    return Answer(200, json.dumps(data).encode(), {"Content-Type": "application/json"})
 
 
 def _wire(recorder: wire.Recorder) -> list[dict[str, Any]]:

@@ -52,7 +52,7 @@ function body(method, params) {
 }
 
 async function api(path, payload) {
-  const resp = await fetch(`/inspector/api/${path}`, {
+  const resp = await fetch(`api/${path}`, {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(payload) });
   if (!resp.ok) return { error: { reason: `HTTP ${resp.status}`, message: await resp.text() } };
@@ -85,7 +85,7 @@ async function stream(method, params, onEvent) {
 }
 
 async function readStream(method, params, onEvent, signal) {
-  const resp = await fetch("/inspector/api/stream", {
+  const resp = await fetch("api/stream", {
     method: "POST", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(body(method, params)), signal });
   if (!resp.ok) { showError({ reason: `HTTP ${resp.status}`, message: await resp.text() }); return; }

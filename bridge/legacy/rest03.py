@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from aiohttp import web
 from google.protobuf.message import Message
 
 from a2a_grpc.bridge import codec, sse
 from a2a_grpc.bridge.calls import call_context, note, refusal_headers
+from a2a_grpc.bridge.face import Answer, BodyTooLarge, Handler, Incoming, Response
 from a2a_grpc.bridge.rest import query_fields
 from a2a_grpc.cards.card03 import with_v03_fields
 from a2a_grpc.core.errors import (
@@ -41,15 +41,13 @@ from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.http03 import status_of
 from a2a_grpc.legacy.service03 import V03Service
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
 
 def error_body(exc: BaseException) -> dict[str, Any]:
     err = public(exc)
     return {"code": wire_of(err).jsonrpc, "message": err.message}
 
 
-def error_response(exc: BaseException, http_status: int | None = None) -> web.Response:
+def error_response(exc: BaseException, http_status: int | None = None) -> Answer:
     err = public(exc)
     status = http_status or status_of(err)
     return codec.json_response(error_body(err), "application/json", status, refusal_headers(exc))
@@ -63,82 +61,82 @@ class RestV03Endpoints:
         self.max_depth = max_depth
         self.keepalive = keepalive
 
-    def routes(self, prefix: str = "") -> list[web.RouteDef]:
+    def routes(self, prefix: str = "") -> list[tuple[str, str, Handler]]:
         base, task = f"{prefix}/v1", f"{prefix}/v1/tasks/{{id:[^/:]+}}"
         configs = f"{task}/pushNotificationConfigs"
         s = self.v03
         return [
-            web.post(f"{base}/message:send", self._unary(s.send_message, self._send)),
-            web.post(f"{base}/message:stream", self._stream(s.send_streaming_message, self._send)),
-            web.get(task, self._unary(s.get_task, self._get)),
-            web.post(f"{task}:cancel", self._unary(s.cancel_task, self._named(
+            ("POST", f"{base}/message:send", self._unary(s.send_message, self._send)),
+            ("POST", f"{base}/message:stream", self._stream(s.send_streaming_message, self._send)),
+            ("GET", task, self._unary(s.get_task, self._get)),
+            ("POST", f"{task}:cancel", self._unary(s.cancel_task, self._named(
                 v03.CancelTaskRequest))),
-            *(web.route(verb, f"{task}:subscribe", self._stream(s.task_subscription, self._named(
+            *((verb, f"{task}:subscribe", self._stream(s.task_subscription, self._named(
                 v03.TaskSubscriptionRequest))) for verb in ("GET", "POST")),
-            web.post(configs, self._unary(s.create_task_push_notification_config, self._create)),
-            web.get(configs, self._unary(s.list_task_push_notification_config, self._list,
+            ("POST", configs, self._unary(s.create_task_push_notification_config, self._create)),
+            ("GET", configs, self._unary(s.list_task_push_notification_config, self._list,
                                          render=lambda r: [codec.to_dict(c) for c in r.configs])),
-            web.get(f"{configs}/{{config:[^/]+}}", self._unary(
+            ("GET", f"{configs}/{{config:[^/]+}}", self._unary(
                 s.get_task_push_notification_config,
                 self._config(v03.GetTaskPushNotificationConfigRequest))),
-            web.delete(f"{configs}/{{config:[^/]+}}", self._unary(
+            ("DELETE", f"{configs}/{{config:[^/]+}}", self._unary(
                 s.delete_task_push_notification_config,
                 self._config(v03.DeleteTaskPushNotificationConfigRequest))),
-            web.get(f"{base}/card", self._card),
+            ("GET", f"{base}/card", self._card),
         ]
 
     # -- requests, from path and body --
 
-    async def _body(self, request: web.Request) -> Any:
+    async def _body(self, request: Incoming) -> Any:
         raw = await request.read()
         return codec.loads(raw, self.max_depth) if raw.strip() else {}
 
-    async def _send(self, request: web.Request) -> Message:
+    async def _send(self, request: Incoming) -> Message:
         return codec.parse(await self._body(request), v03.SendMessageRequest, where="body")
 
-    async def _get(self, request: web.Request) -> Message:
+    async def _get(self, request: Incoming) -> Message:
         req = codec.parse(query_fields(request, v03.GetTaskRequest), v03.GetTaskRequest,
                           where="query parameters")
-        req.name = proto03.TASKS + request.match_info["id"]  # type: ignore[attr-defined]
+        req.name = proto03.TASKS + request.match["id"]  # type: ignore[attr-defined]
         return req
 
     @staticmethod
-    def _named(cls: type[Message]) -> Callable[[web.Request], Awaitable[Message]]:
-        async def make(request: web.Request) -> Message:
-            return cls(name=proto03.TASKS + request.match_info["id"])
+    def _named(cls: type[Message]) -> Callable[[Incoming], Awaitable[Message]]:
+        async def make(request: Incoming) -> Message:
+            return cls(name=proto03.TASKS + request.match["id"])
 
         return make
 
     @staticmethod
-    def _config(cls: type[Message]) -> Callable[[web.Request], Awaitable[Message]]:
-        async def make(request: web.Request) -> Message:
-            name = (f"{proto03.TASKS}{request.match_info['id']}{proto03.CONFIGS}"
-                    f"{request.match_info['config']}")
+    def _config(cls: type[Message]) -> Callable[[Incoming], Awaitable[Message]]:
+        async def make(request: Incoming) -> Message:
+            name = (f"{proto03.TASKS}{request.match['id']}{proto03.CONFIGS}"
+                    f"{request.match['config']}")
             return cls(name=name)
 
         return make
 
-    async def _create(self, request: web.Request) -> Message:
+    async def _create(self, request: Incoming) -> Message:
         body = await self._body(request)
         if isinstance(body, dict) and not {"config", "parent", "configId"} & body.keys():
             body = {"config": body}  # the bare config, as the proto's `body: "config"` has it
         req = codec.parse(body, v03.CreateTaskPushNotificationConfigRequest, where="body")
-        req.parent = proto03.TASKS + request.match_info["id"]  # type: ignore[attr-defined]
+        req.parent = proto03.TASKS + request.match["id"]  # type: ignore[attr-defined]
         return req
 
-    async def _list(self, request: web.Request) -> Message:
+    async def _list(self, request: Incoming) -> Message:
         return v03.ListTaskPushNotificationConfigRequest(
-            parent=proto03.TASKS + request.match_info["id"])
+            parent=proto03.TASKS + request.match["id"])
 
     # -- answers --
 
     def _unary(self, call: Callable[..., Awaitable[Message]],
-               make: Callable[[web.Request], Awaitable[Message]],
+               make: Callable[[Incoming], Awaitable[Message]],
                render: Callable[[Any], Any] = codec.to_dict) -> Handler:
-        async def handle(request: web.Request) -> web.StreamResponse:
+        async def handle(request: Incoming) -> Response:
             try:
                 answer = await call(await make(request), call_context(request))
-            except web.HTTPRequestEntityTooLarge:
+            except BodyTooLarge:
                 return self._too_large()
             except Exception as exc:
                 note(exc, f"REST 0.3 {request.path}")
@@ -148,23 +146,23 @@ class RestV03Endpoints:
         return handle
 
     def _stream(self, call: Callable[..., Awaitable[Any]],
-                make: Callable[[web.Request], Awaitable[Message]]) -> Handler:
-        async def handle(request: web.Request) -> web.StreamResponse:
+                make: Callable[[Incoming], Awaitable[Message]]) -> Handler:
+        async def handle(request: Incoming) -> Response:
             try:
                 events = await call(await make(request), call_context(request))
-            except web.HTTPRequestEntityTooLarge:
+            except BodyTooLarge:
                 return self._too_large()
             except Exception as exc:
                 note(exc, f"REST 0.3 {request.path}")
                 return error_response(exc)
-            return await sse.stream(
-                request, events, render=lambda ev, _: codec.to_dict(proto03.event_out(ev)),
+            return sse.stream(
+                events, render=lambda ev, _: codec.to_dict(proto03.event_out(ev)),
                 render_error=lambda exc: (_noted(exc, request), None),
                 keepalive=self.keepalive)
 
         return handle
 
-    async def _card(self, request: web.Request) -> web.Response:
+    async def _card(self, request: Incoming) -> Answer:
         try:
             card = await self.v03.agent_card(call_context(request))
         except Exception as exc:
@@ -174,12 +172,12 @@ class RestV03Endpoints:
         with_v03_fields(data)
         return codec.json_response(data, "application/json")
 
-    def _too_large(self) -> web.Response:
+    def _too_large(self) -> Answer:
         return error_response(InvalidRequestError(
             f"request body over {self.max_body} bytes; send less (e.g. files as URLs)"),
             http_status=413)
 
 
-def _noted(exc: BaseException, request: web.Request) -> dict[str, Any]:
+def _noted(exc: BaseException, request: Incoming) -> dict[str, Any]:
     note(exc, f"REST 0.3 {request.path} stream")
     return error_body(exc)

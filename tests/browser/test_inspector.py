@@ -17,9 +17,12 @@ require_browser()
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
-async def test_stream_cancel_page_and_download(browser: Browser, server: Server,
+async def test_stream_cancel_page_and_download(browser: Browser, either: Server,
                                                binding: str) -> None:
-    steps = await open_page(browser, server, binding.replace("+", "-").lower())
+    """On `serve`, and on the agent mounted under /a2a in a FastAPI app (uvicorn)."""
+    server = either
+    where = "mounted" if server.path else "serve"
+    steps = await open_page(browser, server, f"{where}-{binding.replace('+', '-').lower()}")
     page = steps.page
     assert await page.text_content("#card-name") == "a2a-grpc demo agent"
     assert await page.text_content("#card-signature") == "not signed"

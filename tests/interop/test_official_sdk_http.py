@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -45,7 +46,11 @@ async def test_sdk_over_http(sdk_python: Path, binding: str, transport: str) -> 
         await http.close()
         await handler.close()
     assert proc.returncode == 0, err.decode()[-3000:]
-    seen = json.loads(out)
+    check_sdk_http(json.loads(out), transport)
+
+
+def check_sdk_http(seen: dict[str, Any], transport: str) -> None:
+    """What peers/sdk_http_client.py sees of our demo agent, push configs on."""
     print(json.dumps(seen, indent=1), file=sys.stderr)
     assert seen["transport"] == transport
     assert seen["send"] == {"state": "TASK_STATE_COMPLETED", "artifact": "echo: hello"}

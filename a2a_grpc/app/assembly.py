@@ -1,0 +1,184 @@
+"""An agent's server, whatever face it shows: the store, the bus, the
+handler and its layers, leases, the push sender, metrics, readiness and
+(unless left out) the gRPC server, opened in order and closed in reverse on
+an AsyncExitStack. `serve` (serve.py) puts the aiohttp face in front of
+it; the ASGI app (mounted.py) its ASGI face."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app import keys as signing_keys
+from a2a_grpc.app.admission import Admission
+from a2a_grpc.app.chain import chain
+from a2a_grpc.app.hangup import on_hangup
+from a2a_grpc.app.health import Readiness
+from a2a_grpc.app.leases import Leases
+from a2a_grpc.app.options import (
+    ObserveOptions,
+    admission_options,
+    auth_options,
+    limit_options,
+    observe_options,
+    preview_options,
+    push_options,
+)
+from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.app.tls import TlsFiles
+from a2a_grpc.auth import Gate
+from a2a_grpc.auth.config import configure, reloader
+from a2a_grpc.bridge.endpoints import JWKS_PATH
+from a2a_grpc.bus import Backlog, EventBus, open_bus
+from a2a_grpc.cards.card import (
+    Interface,
+    SignedPush,
+    advertised_host,
+    card_for,
+    host_port,
+    public_card,
+)
+from a2a_grpc.cards.serving import ServedCard
+from a2a_grpc.core import media
+from a2a_grpc.generated.a2a_pb2 import AgentCard
+from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
+from a2a_grpc.handler.request_handler import RequestHandler
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.push.digest import HEADER as SIGNATURE_HEADER
+from a2a_grpc.push.sender import PushSender
+from a2a_grpc.stores import TaskStore, open_store
+
+if TYPE_CHECKING:
+    from a2a_grpc.push.signing import Signer
+
+log = logging.getLogger("a2a_grpc")
+
+
+@dataclass(slots=True)
+class Assembly:
+    card: AgentCard  # the agent's, as written: the public card is made from it
+    handler: RequestHandler
+    admission: Admission  # the outermost layer: what every face serves
+    metrics: Metrics
+    readiness: Readiness
+    store: TaskStore
+    bus: EventBus
+    keys: signing_keys.Keys
+    signer: Signer | None  # signs push notifications; its issuer is the public URL
+    observe: ObserveOptions
+    grpc: GrpcServer | None
+
+    def grpc_interface(self, settings: ServeSettings) -> list[Interface]:
+        net = settings.network
+        if self.grpc is None:
+            return []
+        return [Interface("GRPC", net.grpc_public_address or host_port(
+            advertised_host(net.host), self.grpc.port))]
+
+    async def publish(self, interfaces: list[Interface], served: ServedCard) -> AgentCard:
+        """The public card naming `interfaces` (the first HTTP one is the base of
+        the signing keys' URL), signed if keys are set, served from now on."""
+        base = next((i.url for i in interfaces if i.binding != "GRPC"), "")
+        signed = None
+        if self.signer is not None and base:
+            self.signer.issuer = base
+            signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
+        self.handler.card = self.keys.sign_card(public_card(
+            self.card, interfaces, signed, versions=self.handler.versions),
+            base + JWKS_PATH)
+        served.update(self.handler.card)
+        served.since(await self.store.card_published("public", served.digest, time.time_ns()))
+        return self.handler.card
+
+
+def warn_unknown_modes(card: AgentCard) -> None:
+    """Say once, at start, which of the card's modes accept nothing: a user
+    porting a card sees why its parts are refused before a client does."""
+    unknown = media.unknown_modes(card)
+    if unknown:
+        log.warning("the agent card's modes %s are neither media types (type/subtype) nor "
+                    "words this server reads (%s): parts are never accepted by them",
+                    ", ".join(repr(m) for m in unknown), ", ".join(sorted(media.WORDS)))
+
+
+async def _retention(handler: RequestHandler, max_age_s: float) -> None:
+    """Purge final tasks older than `max_age_s`, checking every max_age/10 (<= 60 s)."""
+    while True:
+        await asyncio.sleep(min(max_age_s / 10, 60.0))
+        try:
+            gone = await handler.purge(max_age_s)
+        except Exception:
+            log.exception("purging old tasks failed; will retry")
+            continue
+        if gone:
+            log.info("purged %d final tasks older than %.0f s", gone, max_age_s)
+
+
+async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: AsyncExitStack,
+                   tls: TlsFiles | None, *, grpc: bool = True) -> Assembly:
+    """Open everything `agent` is served with; `cleanup` closes it."""
+    net, stored = settings.network, settings.store
+    push = push_options(settings.push)
+    limits, observe = limit_options(settings.limits), observe_options(settings.observability)
+    admitting = admission_options(settings.limits)
+    if stored.stream_backlog < 1:
+        raise ValueError("--stream-backlog must be >= 1")
+    card = card_for(agent)
+    warn_unknown_modes(card)
+    if stored.url == "memory" and getattr(agent, "keeps_conversations", False):
+        log.warning("--store memory: the agent's conversations (%s) are kept in memory and "
+                    "lost when the server restarts; the SQLite default or PostgreSQL keeps "
+                    "them", type(agent).__name__)
+    auth = auth_options(settings.security, net)
+    verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
+    keys = signing_keys.load(push.keys_dir, settings.security.card_keys)
+    signer = keys.signer()
+    store = await open_store(stored.url)
+    cleanup.push_async_callback(store.close)
+    bus = await open_bus(stored.bus, Backlog(events=stored.stream_backlog))
+    cleanup.push_async_callback(bus.close)
+    handler = RequestHandler(agent, card, store=store, bus=bus, push_policy=push.policy,
+                             interrupted_only=settings.agent.follow_ups == "interrupted",
+                             replicated=bool(stored.bus), push_secrets=push.secrets,
+                             preview=preview_options(settings.preview))
+    cleanup.push_async_callback(handler.close)
+    metrics = Metrics()
+    admission = chain(handler, Gate(card, verifiers), limits, admitting, metrics.registry)
+    cleanup.callback(on_hangup(reloader(auth, verifiers)))
+    leases = Leases(handler, store, stored.lease) if stored.bus else None
+    recovered = await handler.recover() if leases is None else await leases.recover()
+    if leases is not None:
+        renewing = asyncio.create_task(leases.run(), name="a2a-leases")
+        cleanup.callback(renewing.cancel)
+        bus.answer(handler.on_control)  # CancelTask from other replicas
+    elif recovered:
+        log.warning("%d task(s) were still running when the server last stopped: %s",
+                    recovered, "resumed" if agent.resumable else "marked FAILED")
+    if card.capabilities.push_notifications:
+        config = push.sender if leases is None else dataclasses.replace(
+            push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
+        sender = PushSender(store, push.policy, signer, config, metrics, push.secrets)
+        await sender.start()
+        cleanup.push_async_callback(sender.stop)
+        handler.attach_sender(sender.wake)
+    handler.observe(metrics)
+    grpc_server = None
+    if grpc:
+        grpc_server = await start_grpc(handler, net.host, net.grpc_port, admission, tls,
+                                       metrics)
+        cleanup.push_async_callback(grpc_server.stop, net.grace)
+    readiness = Readiness(store, bus if stored.bus else None)
+    if grpc_server is not None:
+        watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
+        cleanup.callback(watching.cancel)
+    if stored.retention:
+        purger = asyncio.create_task(_retention(handler, stored.retention))
+        cleanup.callback(purger.cancel)
+    return Assembly(card, handler, admission, metrics, readiness, store, bus, keys, signer,
+                    observe, grpc_server)

@@ -1,0 +1,208 @@
+"""An agent served as an ASGI application (a2a_grpc.mount.A2AApp): the
+assembly `serve` runs (assembly.py), behind the ASGI face of the bridge.
+
+Started by the ASGI lifespan: its own when a server runs it directly
+(`uvicorn module:app`), the host app's when mounted (`FastAPI(lifespan=
+a2a.lifespan)`; Starlette does not pass lifespan events to mounted apps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from contextlib import AsyncExitStack
+from typing import Any
+
+from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app.assembly import Assembly, assemble
+from a2a_grpc.app.options import http_options
+from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.app.settings_load import load
+from a2a_grpc.bridge import asgi
+from a2a_grpc.bridge.card import CardEndpoint
+from a2a_grpc.bridge.endpoints import BridgeConfig, a2a_routes
+from a2a_grpc.bridge.face import Answer, Incoming
+from a2a_grpc.bridge.inspector.api import Inspector
+from a2a_grpc.bridge.routes import Router
+from a2a_grpc.cards.card import Interface
+from a2a_grpc.generated.a2a_pb2 import AgentCard
+
+log = logging.getLogger("a2a_grpc")
+BASES = 16  # cards kept, one per base URL clients reached the app by (no public_url)
+NOT_STARTED = ("this A2A app has not been started: mounted in FastAPI or Starlette, pass its "
+               "lifespan to the host app (FastAPI(lifespan=a2a.lifespan)), or enter "
+               "`async with a2a.lifespan():` around it")
+
+
+class A2AApp:
+    """An ASGI application serving `agent`: JSON-RPC, HTTP+JSON, their SSE,
+    the 0.3 and first-draft dialects and the agent card, as `serve` does
+    over aiohttp, and (unless `grpc` is False) gRPC on the settings' port.
+
+    `settings`: as `serve` takes them; by default read as `serve` reads
+    them, without flags: the A2A_GRPC_* environment variables over the TOML
+    file A2A_GRPC_CONFIG names, over the defaults.
+    `public_url`: where clients reach the app, mount path included
+    (`https://api.example.com/a2a`); the card names it. Without it, each card
+    names the scheme, Host and mount path it was asked by.
+    `identify(scope)`: who the host app's authentication admitted (an
+    Identity), or None; a call it identifies is admitted as that caller,
+    without the card's own schemes, and its tasks are that subject's.
+    """
+
+    def __init__(self, agent: AgentExecutor, settings: ServeSettings | None = None, *,
+                 public_url: str | None = None, grpc: bool = True,
+                 identify: asgi.Identify | None = None) -> None:
+        self.agent = agent
+        self.settings = settings or from_environment()
+        self.public_url = public_url.rstrip("/") if public_url else None
+        self.grpc = grpc
+        self.identify = identify
+        self.http = http_options(self.settings.network, self.settings.agent.card_format)
+        self.served: Assembly | None = None
+        self._router: Router | None = None
+        self._stack: AsyncExitStack | None = None
+        self._cards: _Cards | None = None
+
+    @property
+    def config(self) -> BridgeConfig:
+        return self.http.config
+
+    async def __call__(self, scope: asgi.Scope, receive: asgi.Receive,
+                       send: asgi.Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            if self._router is None:
+                request = asgi.incoming(scope, receive, 0)
+                await asgi.write(request, Answer(503, NOT_STARTED.encode(), {
+                    "Content-Type": "text/plain; charset=utf-8"}), receive, send)
+                return
+            cards = self._cards
+            await asgi.serve(self._router, scope, receive, send,
+                             max_body=self.config.max_body_bytes, identify=self.identify,
+                             first=None if cards is None or cards.bases else cards.publish_first)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:  # a WebSocket: A2A has no binding on it
+            await send({"type": "websocket.close", "code": 1003})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
+        """Start the agent's server (store, bus, gRPC) and stop it after."""
+        await self.start()
+        try:
+            yield
+        finally:
+            await self.stop()
+
+    async def start(self) -> None:
+        if self._router is not None:
+            return
+        stack = AsyncExitStack()
+        try:
+            served = await assemble(self.agent, self.settings, stack, self.http.tls,
+                                    grpc=self.grpc)
+            cards = _Cards(served, self, CardEndpoint(served.card, self.config.card_v03_fields))
+            observe = served.observe
+            self._router = a2a_routes(
+                served.admission, cards, self.config, served.keys.jwks(), served.metrics,
+                served.readiness.probe, observed=True,
+                inspector=Inspector(observe.inspector_remote_targets)
+                if observe.inspector else None)
+            stack.push_async_callback(self._router.close)
+            if self.public_url is not None:
+                await cards.for_base(self.public_url)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self.served, self._stack, self._cards = served, stack, cards
+        log.info("A2A agent %r served as an ASGI app%s%s", served.card.name,
+                 f" at {self.public_url}" if self.public_url else "",
+                 f"; gRPC on port {served.grpc.port}" if served.grpc else "")
+
+    async def stop(self) -> None:
+        """Refuse new calls, end open streams for their clients to resume, give
+        calls and runs the settings' grace, then close."""
+        served, stack = self.served, self._stack
+        if served is None or stack is None:
+            return
+        message = "this server is shutting down: retry, another replica will answer"
+        served.readiness.drain()
+        served.admission.drain(message)
+        served.bus.interrupt(message)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.settings.network.grace):
+                await served.admission.idle()
+                for _ in iter(lambda: served.handler.live_tasks, 0):  # runs end on their own
+                    await asyncio.sleep(0.05)
+        self._router, self.served, self._stack, self._cards = None, None, None, None
+        await stack.aclose()
+
+    async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except Exception as exc:
+                    log.exception("the A2A app could not start")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> ServeSettings:
+    environ = os.environ if environ is None else environ
+    config = environ.get("A2A_GRPC_CONFIG")
+    return load(argparse.Namespace(), Path(config) if config else None, environ)
+
+
+class _Cards:
+    """The card for each base URL the app is reached by (or the one public URL)."""
+
+    def __init__(self, served: Assembly, app: A2AApp, first: CardEndpoint) -> None:
+        self.served = served
+        self.app = app
+        self.first = first
+        self.bases: OrderedDict[str, CardEndpoint] = OrderedDict()
+
+    @property
+    def card(self) -> AgentCard:
+        return self.served.handler.card
+
+    async def for_base(self, base: str) -> CardEndpoint:
+        endpoint = self.bases.get(base)
+        if endpoint is not None:
+            self.bases.move_to_end(base)
+            return endpoint
+        endpoint = self.first if not self.bases else CardEndpoint(
+            self.served.card, self.app.config.card_v03_fields)
+        config = self.app.config
+        interfaces = [*self.served.grpc_interface(self.app.settings),
+                      Interface("JSONRPC", base + config.jsonrpc_path),
+                      Interface("HTTP+JSON", base + config.rest_prefix.rstrip("/"))]
+        await self.served.publish(interfaces, endpoint)
+        self.bases[base] = endpoint
+        if len(self.bases) > BASES:
+            self.bases.popitem(last=False)
+        return endpoint
+
+    async def publish_first(self, request: Incoming) -> None:
+        """The first request names the base URL of the card the agent's own
+        calls see (the inspector's, an extended card's), when no public_url does."""
+        if not self.bases:
+            await self.for_base(request.base_url())
+
+    async def get(self, request: Incoming) -> Answer:
+        endpoint = await self.for_base(self.app.public_url or request.base_url())
+        return await endpoint.get(request)

@@ -1,0 +1,110 @@
+"""The HTTP face's route table, the same under either face (face.py): the
+agent card, JSON-RPC, 1.0's REST and 0.3's under /v1, the signing keys,
+the operations routes (/metrics, /healthz, /readyz) and the inspector."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from a2a_grpc.bridge import card as card_module
+from a2a_grpc.bridge.face import Answer, Incoming, json_answer
+from a2a_grpc.bridge.inspector.api import Inspector
+from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
+from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
+from a2a_grpc.bridge.rest import RestEndpoints
+from a2a_grpc.bridge.routes import Router
+from a2a_grpc.cards.card03 import card_out
+from a2a_grpc.core.contract import A2AService
+from a2a_grpc.generated.a2a_pb2 import AgentCard
+from a2a_grpc.legacy.service03 import V03Service
+from a2a_grpc.observe.metrics import Metrics
+from a2a_grpc.observe.observed import ObservedService
+
+JWKS_PATH = "/.well-known/jwks.json"
+Readiness = Callable[[], Awaitable[tuple[bool, dict[str, str]]]]
+
+
+class CardSource(Protocol):
+    """What serves the card: card.CardEndpoint, or one per base URL (app/mounted.py)."""
+
+    @property
+    def card(self) -> AgentCard: ...
+
+    async def get(self, request: Incoming) -> Answer: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeConfig:
+    jsonrpc_path: str = "/"  # the JSON-RPC endpoint (POST)
+    rest_prefix: str = ""  # REST routes sit under this ("" = the root)
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_json_depth: int = 32
+    keepalive: float = 2.0  # seconds between SSE keep-alive comments on a quiet stream
+    card_v03_fields: bool = True  # the card carries 0.3's top-level fields for 0.3 clients
+
+
+def a2a_routes(
+    service: A2AService, card: CardSource, config: BridgeConfig,
+    jwks: Mapping[str, Any] | None = None, metrics: Metrics | None = None,
+    readiness: Readiness | None = None, observed: bool = False,
+    inspector: Inspector | None = None,
+) -> Router:
+    """`metrics`: served at /metrics, and each call counted there; with it (or
+    `observed`) each call is traced too (a2a_grpc.observe)."""
+    router = Router()
+    router.add("GET", card_module.PATH, card.get)
+    router.add("GET", card_module.OLD_PATH, card.get)
+    if jwks is not None:  # the keys that sign push notifications
+        body = json.dumps(jwks).encode()
+
+        async def serve_jwks(_: Incoming) -> Answer:
+            return json_answer(body, headers={"Cache-Control": "public, max-age=300"})
+
+        router.add("GET", JWKS_PATH, serve_jwks)
+    operations_routes(router, metrics, readiness)
+
+    def seen_by(binding: str) -> A2AService:
+        if metrics is None and not observed:
+            return service
+        return ObservedService(service, binding, metrics)
+
+    limits: dict[str, Any] = {"max_body": config.max_body_bytes,
+                              "max_depth": config.max_json_depth, "keepalive": config.keepalive}
+    router.add("POST", config.jsonrpc_path, JsonRpcEndpoint(seen_by("jsonrpc"), **limits).handle)
+    prefix = config.rest_prefix.rstrip("/")
+    rest_service = seen_by("rest")
+    # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
+    v03 = RestV03Endpoints(V03Service(rest_service, lambda: card.card, card_out), **limits)
+    for verb, path, handler in v03.routes(prefix):
+        router.add(verb, path, handler)
+    for verb, path, handler in RestEndpoints(rest_service, **limits).routes(prefix):
+        router.add(verb, path, handler)
+    if inspector is not None:
+        inspector.routes(router, lambda: card.card)
+    return router
+
+
+def operations_routes(router: Router, metrics: Metrics | None,
+                      readiness: Readiness | None) -> None:
+    """/metrics (Prometheus text format), /healthz and /readyz (a2a_grpc.app.health)."""
+    if metrics is not None:
+        async def serve_metrics(_: Incoming) -> Answer:
+            return Answer(200, await metrics.render(), {"Content-Type": CONTENT_TYPE_LATEST})
+
+        router.add("GET", "/metrics", serve_metrics)
+    if readiness is not None:
+        async def alive(_: Incoming) -> Answer:
+            return json_answer(b'{"status": "alive"}')
+
+        async def ready(_: Incoming) -> Answer:
+            ok, checked = await readiness()
+            return json_answer(json.dumps({"ready": ok, **checked}).encode(),
+                               200 if ok else 503)
+
+        router.add("GET", "/healthz", alive)
+        router.add("GET", "/readyz", ready)
