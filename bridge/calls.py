@@ -56,10 +56,14 @@ def _made(request: Incoming) -> CallContext:
         ctx = dataclasses.replace(ctx, query=dict(request.query))
     if identified is not None:
         ctx = dataclasses.replace(ctx, identity=identified, user=identified.subject)
+    tenant = request.state.get(TENANT)
+    if tenant is not None:
+        ctx = dataclasses.replace(ctx, tenant=tenant)
     return ctx
 
 
 IDENTITY = "a2a_grpc.identity"  # who the host app admitted (asgi.py's `identify`)
+TENANT = "a2a_grpc.tenant"  # the hosted agent a route is for (endpoints.for_tenant)
 
 
 def _remote(request: Incoming) -> str:

@@ -7,19 +7,24 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from a2a_grpc.bridge import card as card_module
-from a2a_grpc.bridge.face import Answer, Incoming, json_answer
+from a2a_grpc.bridge.calls import TENANT
+from a2a_grpc.bridge.face import Answer, Handler, Incoming, Response, json_answer
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.jsonrpc import JsonRpcEndpoint
 from a2a_grpc.bridge.legacy.rest03 import RestV03Endpoints
-from a2a_grpc.bridge.rest import RestEndpoints
+from a2a_grpc.bridge.rest import RestEndpoints, error_response
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.cards.card03 import card_out
+from a2a_grpc.cards.catalog import CATALOG_PATH, catalog
+from a2a_grpc.cards.catalog import MEDIA_TYPE as CATALOG_TYPE
 from a2a_grpc.core.contract import A2AService
+from a2a_grpc.core.errors import MethodNotFoundError
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.legacy.service03 import V03Service
 from a2a_grpc.observe.metrics import Metrics
@@ -38,6 +43,12 @@ class CardSource(Protocol):
     async def get(self, request: Incoming) -> Answer: ...
 
 
+class HostedCard(CardSource, Protocol):
+    """A hosted agent's card, with the time it has been served since."""
+
+    modified: datetime
+
+
 @dataclass(frozen=True, slots=True)
 class BridgeConfig:
     jsonrpc_path: str = "/"  # the JSON-RPC endpoint (POST)
@@ -52,13 +63,24 @@ def a2a_routes(
     service: A2AService, card: CardSource, config: BridgeConfig,
     jwks: Mapping[str, Any] | None = None, metrics: Metrics | None = None,
     readiness: Readiness | None = None, observed: bool = False,
-    inspector: Inspector | None = None,
+    inspector: Inspector | None = None, hosted: Mapping[str, HostedCard] | None = None,
 ) -> Router:
     """`metrics`: served at /metrics, and each call counted there; with it (or
-    `observed`) each call is traced too (a2a_grpc.observe)."""
+    `observed`) each call is traced too (a2a_grpc.observe). `hosted`: the
+    cards of the agents a server hosting several serves, by name (each under
+    /{name}, listed at /.well-known/ai-catalog.json); `card` is then the
+    first's, for the inspector."""
     router = Router()
-    router.add("GET", card_module.PATH, card.get)
-    router.add("GET", card_module.OLD_PATH, card.get)
+    if hosted:
+        for name, each in hosted.items():
+            router.add("GET", f"/{name}{card_module.PATH}", each.get)
+            router.add("GET", f"/{name}{card_module.OLD_PATH}", each.get)
+        router.add("GET", CATALOG_PATH, _catalog(hosted))
+        router.add("GET", card_module.PATH, _see_catalog)
+        router.add("GET", card_module.OLD_PATH, _see_catalog)
+    else:
+        router.add("GET", card_module.PATH, card.get)
+        router.add("GET", card_module.OLD_PATH, card.get)
     if jwks is not None:  # the keys that sign push notifications
         body = json.dumps(jwks).encode()
 
@@ -75,18 +97,52 @@ def a2a_routes(
 
     limits: dict[str, Any] = {"max_body": config.max_body_bytes,
                               "max_depth": config.max_json_depth, "keepalive": config.keepalive}
-    router.add("POST", config.jsonrpc_path, JsonRpcEndpoint(seen_by("jsonrpc"), **limits).handle)
+    jsonrpc = JsonRpcEndpoint(seen_by("jsonrpc"), **limits).handle
+    router.add("POST", config.jsonrpc_path, jsonrpc)
     prefix = config.rest_prefix.rstrip("/")
     rest_service = seen_by("rest")
     # 0.3's `/v1/...` first: 1.0's `/{tenant}/...` routes would take them.
     v03 = RestV03Endpoints(V03Service(rest_service, lambda: card.card, card_out), **limits)
     for verb, path, handler in v03.routes(prefix):
         router.add(verb, path, handler)
+    for name, each in (hosted or {}).items():  # JSON-RPC and 0.3's REST under /{name}
+        router.add("POST", f"/{name}{config.jsonrpc_path}", for_tenant(name, jsonrpc))
+        v03 = RestV03Endpoints(V03Service(rest_service, _card_of(each), card_out), **limits)
+        for verb, path, handler in v03.routes(f"/{name}{prefix}"):
+            router.add(verb, path, for_tenant(name, handler))
     for verb, path, handler in RestEndpoints(rest_service, **limits).routes(prefix):
         router.add(verb, path, handler)
     if inspector is not None:
         inspector.routes(router, lambda: card.card)
     return router
+
+
+def for_tenant(name: str, handler: Handler) -> Handler:
+    """`handler`, for calls to the hosted agent `name` (calls.call_context)."""
+    async def named(request: Incoming) -> Response:
+        request.state[TENANT] = name
+        return await handler(request)
+
+    return named
+
+
+def _card_of(each: HostedCard) -> Callable[[], AgentCard]:
+    return lambda: each.card
+
+
+async def _see_catalog(request: Incoming) -> Response:
+    return error_response(MethodNotFoundError(
+        "this server hosts several agents: each one's card is at /NAME"
+        f"{card_module.PATH}, and {CATALOG_PATH} lists them"), http_status=404)
+
+
+def _catalog(hosted: Mapping[str, HostedCard]) -> Handler:
+    async def serve_catalog(_: Incoming) -> Response:
+        body = catalog((name, each.card, each.modified) for name, each in hosted.items())
+        return json_answer(body, content_type=CATALOG_TYPE,
+                           headers={"Cache-Control": "public, max-age=300"})
+
+    return serve_catalog
 
 
 def operations_routes(router: Router, metrics: Metrics | None,

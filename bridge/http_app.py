@@ -35,6 +35,7 @@ def create_app(
     readiness: Callable[[], Awaitable[tuple[bool, dict[str, str]]]] | None = None,
     observed: bool = False,
     inspector: Inspector | None = None,
+    hosted: Mapping[str, card_module.CardEndpoint] | None = None,
 ) -> web.Application:
     """`card` is served as is (see a2a_grpc.cards.card.public_card);
     `app[CARD].update(card)` replaces it later. `metrics`: served at
@@ -45,7 +46,7 @@ def create_app(
     app = web.Application(client_max_size=config.max_body_bytes)
     app[CARD] = card_module.CardEndpoint(card, v03_fields=config.card_v03_fields)
     app[ROUTER] = a2a_routes(service, app[CARD], config, jwks, metrics, readiness, observed,
-                             inspector)
+                             inspector, hosted)
     serve_router(app, app[ROUTER])
     return app
 

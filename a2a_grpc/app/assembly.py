@@ -46,6 +46,7 @@ from a2a_grpc.cards.card import (
 )
 from a2a_grpc.cards.serving import ServedCard
 from a2a_grpc.core import media
+from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
@@ -73,28 +74,42 @@ class Assembly:
     signer: Signer | None  # signs push notifications; its issuer is the public URL
     observe: ObserveOptions
     grpc: GrpcServer | None
+    # The hosted agents' cards as written, by name (a server hosting several), else empty.
+    hosted: dict[str, AgentCard] = dataclasses.field(default_factory=dict)
 
-    def grpc_interface(self, settings: ServeSettings) -> list[Interface]:
+    def grpc_interface(self, settings: ServeSettings, tenant: str = "") -> list[Interface]:
         net = settings.network
         if self.grpc is None:
             return []
         return [Interface("GRPC", net.grpc_public_address or host_port(
-            advertised_host(net.host), self.grpc.port))]
+            advertised_host(net.host), self.grpc.port), tenant)]
 
-    async def publish(self, interfaces: list[Interface], served: ServedCard) -> AgentCard:
-        """The public card naming `interfaces` (the first HTTP one is the base of
-        the signing keys' URL), signed if keys are set, served from now on."""
-        base = next((i.url for i in interfaces if i.binding != "GRPC"), "")
+    async def publish(self, interfaces: list[Interface], served: ServedCard,
+                      name: str = "", base: str | None = None) -> AgentCard:
+        """The public card naming `interfaces`, signed if keys are set, served
+        from now on. `base`: where the signing keys are (by default the
+        HTTP+JSON interface's URL); `name`: a hosted agent's (its card as
+        written, and the handler's card for its calls)."""
+        if base is None:
+            base = next((i.url for i in interfaces if i.binding == "HTTP+JSON"), "")
+        own = self.hosted[name] if name else self.card
         signed = None
         if self.signer is not None and base:
             self.signer.issuer = base
             signed = SignedPush(base + JWKS_PATH, SIGNATURE_HEADER)
-        self.handler.card = self.keys.sign_card(public_card(
-            self.card, interfaces, signed, versions=self.handler.versions),
-            base + JWKS_PATH)
-        served.update(self.handler.card)
-        served.since(await self.store.card_published("public", served.digest, time.time_ns()))
-        return self.handler.card
+        card = self.keys.sign_card(public_card(own, interfaces, signed,
+                                               versions=self.handler.versions),
+                                   base + JWKS_PATH)
+        if name:
+            self.handler.cards[name] = card
+            if next(iter(self.hosted)) == name:
+                self.handler.card = card
+        else:
+            self.handler.card = card
+        served.update(card)
+        served.since(await self.store.card_published(f"public/{name}" if name else "public",
+                                                     served.digest, time.time_ns()))
+        return card
 
 
 def warn_unknown_modes(card: AgentCard) -> None:
@@ -129,14 +144,22 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     admitting = admission_options(settings.limits)
     if stored.stream_backlog < 1:
         raise ValueError("--stream-backlog must be >= 1")
-    card = card_for(agent)
-    warn_unknown_modes(card)
+    hosted = ({name: card_for(a) for name, a in agent.agents.items()}
+              if isinstance(agent, Hosted) else {})
+    card = next(iter(hosted.values())) if hosted else card_for(agent)
+    for each in hosted.values() or (card,):
+        warn_unknown_modes(each)
     if stored.url == "memory" and getattr(agent, "keeps_conversations", False):
         log.warning("--store memory: the agent's conversations (%s) are kept in memory and "
                     "lost when the server restarts; the SQLite default or PostgreSQL keeps "
                     "them", type(agent).__name__)
     auth = auth_options(settings.security, net)
-    verifiers = configure(card, auth)  # before the store opens: a bad file stops it here
+    # Before the store opens: a bad file stops it here. One security configuration for
+    # every agent hosted, declared on each one's card, checked by each one's gate.
+    verifiers = configure(card, auth)
+    configured = {name: verifiers if each is card else configure(each, auth)
+                  for name, each in hosted.items()}
+    gates = {name: Gate(each, configured[name]) for name, each in hosted.items()}
     keys = signing_keys.load(push.keys_dir, settings.security.card_keys)
     signer = keys.signer()
     store = await open_store(stored.url)
@@ -149,8 +172,10 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
                              preview=preview_options(settings.preview))
     cleanup.push_async_callback(handler.close)
     metrics = Metrics()
-    admission = chain(handler, Gate(card, verifiers), limits, admitting, metrics.registry)
-    cleanup.callback(on_hangup(reloader(auth, verifiers)))
+    admission = chain(handler, gates.get(next(iter(hosted), ""), Gate(card, verifiers)),
+                      limits, admitting, metrics.registry, gates)
+    for each in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
+        cleanup.callback(on_hangup(reloader(auth, each)))
     leases = Leases(handler, store, stored.lease) if stored.bus else None
     recovered = await handler.recover() if leases is None else await leases.recover()
     if leases is not None:
@@ -160,7 +185,7 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     elif recovered:
         log.warning("%d task(s) were still running when the server last stopped: %s",
                     recovered, "resumed" if agent.resumable else "marked FAILED")
-    if card.capabilities.push_notifications:
+    if any(c.capabilities.push_notifications for c in hosted.values() or (card,)):
         config = push.sender if leases is None else dataclasses.replace(
             push.sender, claim=push.sender.timeout + 5)  # replicas share the outbox
         sender = PushSender(store, push.policy, signer, config, metrics, push.secrets)
@@ -181,4 +206,4 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         purger = asyncio.create_task(_retention(handler, stored.retention))
         cleanup.callback(purger.cancel)
     return Assembly(card, handler, admission, metrics, readiness, store, bus, keys, signer,
-                    observe, grpc_server)
+                    observe, grpc_server, hosted)

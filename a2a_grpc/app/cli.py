@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
-from a2a_grpc.app.loading import load_agent
+from a2a_grpc.app.loading import load_agent, load_hosted
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
@@ -25,6 +25,7 @@ from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
 from a2a_grpc.demos.demo import DemoAgent
+from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.push.secrets import SecretBox
@@ -139,6 +140,12 @@ async def _serve_loaded(loaded: AgentExecutor | Awaitable[AgentExecutor],
     await serve(agent, settings)
 
 
+async def _serve_hosted(loaded: Awaitable[dict[str, AgentExecutor]],
+                        settings: ServeSettings) -> None:
+    """`serve --host-agent ...`: several agents on one server."""
+    await serve(Hosted(await loaded), settings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -159,7 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = load(args, getattr(args, "config", None))
         logs.setup(settings.observability.log_level, settings.observability.log_format)
         net = settings.network
-        if args.command == "serve":
+        if args.command == "serve" and settings.agent.hosted:
+            if settings.agent.agent:
+                raise ValueError("--agent and --host-agent: name every agent with "
+                                 "--host-agent NAME=MODULE:ATTR")
+            run_loop(_serve_hosted(load_hosted(settings.agent.hosted), settings), net.loop)
+        elif args.command == "serve":
             name = settings.agent.agent
             loaded = load_agent(name) if name else DemoAgent()
             run_loop(_serve_loaded(loaded, settings), net.loop)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from aiohttp import web
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.tls import Reloader, TlsFiles
 from a2a_grpc.bridge import BridgeConfig, create_app
+from a2a_grpc.bridge.card import CardEndpoint
 from a2a_grpc.bridge.http_app import add_operations_routes
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.cards.card import Interface, advertised_host, host_port
@@ -39,11 +41,13 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      metrics: Metrics | None = None,
                      readiness: Readiness | None = None,
                      inspector: Inspector | None = None,
+                     hosted: Mapping[str, CardEndpoint] | None = None,
                      ) -> tuple[web.AppRunner, int]:
-    """Start the bridge; returns its runner and the port it got."""
+    """Start the bridge; returns its runner and the port it got. `hosted`: the
+    cards of the agents of a server hosting several, by name."""
     app = create_app(service, card, options.config, jwks, metrics,
                      None if readiness is None else readiness.probe, observed=True,
-                     inspector=inspector)
+                     inspector=inspector, hosted=hosted)
     if readiness is not None:
         app.on_response_prepare.append(_closing_while(readiness))
     ssl_context = None
@@ -92,10 +96,13 @@ async def linger(runner: web.AppRunner, deadline: float) -> int:
     return 0 if server is None else len(server.connections)
 
 
-def http_interfaces(options: HttpOptions, port: int) -> list[Interface]:
+def http_interfaces(options: HttpOptions, port: int, name: str = "") -> list[Interface]:
+    """The HTTP interfaces of the agent, or of the hosted agent `name` (under /name)."""
     scheme = "https" if options.tls is not None else "http"
     base = (options.public_url
             or f"{scheme}://{host_port(advertised_host(options.host), port)}").rstrip("/")
+    if name:
+        base += "/" + name
     return [Interface("JSONRPC", base + options.config.jsonrpc_path),
             Interface("HTTP+JSON", base + options.config.rest_prefix.rstrip("/"))]
 

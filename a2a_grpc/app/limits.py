@@ -53,9 +53,11 @@ class LimitOptions:
 
 
 def caller(ctx: CallContext) -> str:
-    if ctx.user:
-        return "user:" + ctx.user
-    return "ip:" + (ctx.remote() if ctx.remote is not None else "")
+    """Whose calls count together: a user's, or an address's; on a server
+    hosting several agents, per agent (`ctx.tenant`)."""
+    who = ("user:" + ctx.user if ctx.user else
+           "ip:" + (ctx.remote() if ctx.remote is not None else ""))
+    return f"{ctx.tenant}/{who}" if ctx.tenant else who
 
 
 class _Buckets:

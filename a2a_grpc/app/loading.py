@@ -1,12 +1,14 @@
-"""`--agent MODULE:ATTR`: the user's agent, loaded by name."""
+"""`--agent MODULE:ATTR`: the user's agent, loaded by name; `--host-agent
+NAME=MODULE:ATTR`, each of several agents one server hosts."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import os
+import re
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from a2a_grpc.adapters import wrap
@@ -19,6 +21,38 @@ def from_working_directory() -> None:
     here = os.getcwd()
     if "" not in sys.path and here not in sys.path:
         sys.path.insert(0, here)
+
+
+# A hosted agent's name is a path segment of its URLs; these first segments are the server's.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
+RESERVED = frozenset({"v1", ".well-known", "inspector", "metrics", "healthz", "readyz"})
+
+
+def load_hosted(specs: Sequence[str]) -> Awaitable[dict[str, AgentExecutor]]:
+    """`NAME=MODULE:ATTR` (or `NAME=demo`, the built-in demo agent) each ->
+    the agents by name, made in the server's event loop (async factories)."""
+    loaded: dict[str, AgentExecutor | Awaitable[AgentExecutor]] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        if not sep or not target:
+            raise ValueError(f"--host-agent wants NAME=MODULE:ATTR, got {spec!r}")
+        if not NAME.match(name) or name in RESERVED:
+            raise ValueError(f"--host-agent {spec!r}: the name must be letters, digits, '.', "
+                             f"'_' or '-' (a path segment), and none of {sorted(RESERVED)}")
+        if name in loaded:
+            raise ValueError(f"--host-agent: two agents are named {name!r}")
+        if target == "demo":
+            from a2a_grpc.demos.demo import DemoAgent
+
+            loaded[name] = DemoAgent()
+        else:
+            loaded[name] = load_agent(target)
+
+    async def made() -> dict[str, AgentExecutor]:
+        return {name: a if isinstance(a, AgentExecutor) else await a
+                for name, a in loaded.items()}
+
+    return made()
 
 
 def load_agent(spec: str) -> AgentExecutor | Awaitable[AgentExecutor]:

@@ -15,8 +15,8 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
-from pathlib import Path
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 from a2a_grpc.agent import AgentExecutor

@@ -31,9 +31,11 @@ from a2a_grpc.app.http import (
 from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bridge import CARD
+from a2a_grpc.bridge.card import CardEndpoint
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bus import EventBus
 from a2a_grpc.cards.card import advertised_host, host_port
+from a2a_grpc.cards.catalog import CATALOG_PATH
 from a2a_grpc.grpc_edge.server import GrpcServer
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
@@ -56,10 +58,13 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         served = await assemble(agent, settings, cleanup, http.tls)
         assert served.grpc is not None
         observe = served.observe
+        hosted = {name: CardEndpoint(card, http.config.card_v03_fields)
+                  for name, card in served.hosted.items()}
         runner, http_port = await start_http(
             served.admission, served.handler.card, http, net.grace, served.keys.jwks(),
             served.metrics, served.readiness,
-            Inspector(observe.inspector_remote_targets) if observe.inspector else None)
+            Inspector(observe.inspector_remote_targets) if observe.inspector else None,
+            hosted)
         cleanup.push_async_callback(runner.cleanup)
         also = ""
         if observe.metrics_port is not None:
@@ -67,14 +72,28 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                                                 served.metrics, served.readiness)
             cleanup.push_async_callback(operations.cleanup)
             also = f", metrics on {host_port(http.host, operations.addresses[0][1])}"
-        # The card names the real ports, known only now that both are bound.
+        # The cards name the real ports, known only now that both are bound.
         interfaces = [*served.grpc_interface(settings), *http_interfaces(http, http_port)]
-        card = await served.publish(interfaces, runner.app[CARD])
+        for name, endpoint in hosted.items():
+            await served.publish([*served.grpc_interface(settings, name),
+                                  *http_interfaces(http, http_port, name)], endpoint, name,
+                                 interfaces[-1].url)
+        card = (served.handler.card if hosted else
+                await served.publish(interfaces, runner.app[CARD]))
+        if hosted:
+            runner.app[CARD].update(card)  # the inspector's own agent: the first hosted
         log.info("listening: gRPC on %s, HTTP on %s%s",
                  host_port(net.host, served.grpc.port), host_port(http.host, http_port), also)
-        log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
-                 "tasks in %s; Ctrl-C stops it", card.name,
-                 ", ".join(f"{i.binding} {i.url}" for i in interfaces), _redacted(stored.url))
+        if hosted:
+            log.info("A2A agents %s, each under /NAME (its card at /NAME/.well-known/"
+                     "agent-card.json), gRPC by the tenant NAME; listed at %s%s; tasks in %s; "
+                     "Ctrl-C stops it", ", ".join(hosted), interfaces[2].url, CATALOG_PATH,
+                     _redacted(stored.url))
+        else:
+            log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
+                     "tasks in %s; Ctrl-C stops it", card.name,
+                     ", ".join(f"{i.binding} {i.url}" for i in interfaces),
+                     _redacted(stored.url))
         if observe.inspector:
             log.info("the inspector: open %s/inspector in a browser", interfaces[2].url)
         if net.grpc_public_address is None and net.host.strip() in ("0.0.0.0", "::", ""):

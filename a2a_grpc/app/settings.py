@@ -57,6 +57,12 @@ class AgentSettings:
     agent: str | None = setting(
         None, "your AgentExecutor (instance, class or factory) instead of the demo",
         metavar="MODULE:ATTR")
+    hosted: tuple[str, ...] = setting(
+        (), "host several agents on this server, each NAME=MODULE:ATTR (repeatable; "
+        "MODULE:ATTR as --agent takes it, or demo): each its card at "
+        "/NAME/.well-known/agent-card.json, JSON-RPC and HTTP+JSON under /NAME, gRPC told "
+        "apart by the tenant NAME its card gives; all of them listed at "
+        "/.well-known/ai-catalog.json", metavar="NAME=MODULE:ATTR", flag="--host-agent")
     follow_ups: str = setting(
         "any", "which tasks take a follow-up message: any non-final one (the default, "
         "spec 3.3.3), or only one asking for input or auth", choices=("any", "interrupted"))

@@ -5,6 +5,7 @@ stands in, so no binding can skip the check."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from a2a_grpc.auth.gate import Gate
@@ -15,13 +16,21 @@ from a2a_grpc.core.stream import EventStream
 
 
 class AuthenticatedService(Layer):
-    def __init__(self, inner: A2AService, gate: Gate) -> None:
+    """`gates`: on a server hosting several agents, each one's (by its card),
+    by the name the call reached it by (`ctx.tenant`)."""
+
+    def __init__(self, inner: A2AService, gate: Gate,
+                 gates: Mapping[str, Gate] | None = None) -> None:
         super().__init__(inner)
         self.gate = gate
+        self.gates = dict(gates or {})
+
+    def _gate(self, ctx: CallContext) -> Gate:
+        return self.gates.get(ctx.tenant, self.gate) if self.gates else self.gate
 
     async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
-        return await self.next[rpc](req, await self.gate.admit(ctx))
+        return await self.next[rpc](req, await self._gate(ctx).admit(ctx))
 
     async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
-        stream: EventStream = await self.next[rpc](req, await self.gate.admit(ctx))
+        stream: EventStream = await self.next[rpc](req, await self._gate(ctx).admit(ctx))
         return stream

@@ -46,6 +46,7 @@ WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]", "*"})
 class Interface:
     binding: str  # JSONRPC, HTTP+JSON, GRPC
     url: str
+    tenant: str = ""  # what requests set to reach this agent on a server hosting several
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +87,8 @@ def public_card(own: AgentCard, interfaces: Sequence[Interface],
     for version in versions:
         for i in interfaces:
             out.supported_interfaces.append(AgentInterface(
-                url=i.url, protocol_binding=i.binding, protocol_version=version))
+                url=i.url, protocol_binding=i.binding, protocol_version=version,
+                tenant=i.tenant))
     extensions = out.capabilities.extensions
     if resumable and not any(x.uri == RESUMABLE_STREAMS_URI for x in extensions):
         extensions.append(RESUMABLE_STREAMS)

@@ -54,6 +54,45 @@ async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
     return card
 
 
+CATALOG_PATH = "/.well-known/ai-catalog.json"
+CARD_TYPE = "application/a2a-agent-card+json"
+
+
+async def fetch_catalog(session: aiohttp.ClientSession, url: str) -> list[dict[str, Any]]:
+    """The A2A agent cards' entries of the AI Catalog at the server URL
+    (/.well-known/ai-catalog.json): each an `identifier` and a card `url`
+    (or the card inline as `data`)."""
+    address = url.rstrip("/") + CATALOG_PATH
+    try:
+        async with session.get(address, timeout=aiohttp.ClientTimeout(total=15)) as resp:
+            if resp.status != 200:
+                raise BadResponseError(f"no catalog at {address} (HTTP {resp.status}): does "
+                                       f"{url} host several agents?")
+            data = await resp.json(content_type=None)
+    except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        raise AgentUnreachableError(f"cannot reach {address}: {exc}") from None
+    except ValueError:
+        raise BadResponseError(f"{address} is not JSON, so not a catalog") from None
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise BadResponseError(f"{address} is not an AI Catalog (no entries)")
+    return [e for e in entries if isinstance(e, dict) and e.get("type") == CARD_TYPE]
+
+
+async def card_in_catalog(session: aiohttp.ClientSession, url: str, agent: str) -> str:
+    """Where the card of the agent named `agent` in the catalog at URL is: the
+    entry whose identifier ends with `:agent` (or `/agent`), or is `agent`."""
+    entries = await fetch_catalog(session, url)
+    for entry in entries:
+        identifier = str(entry.get("identifier", ""))
+        if identifier == agent or identifier.endswith((":" + agent, "/" + agent)):
+            if not isinstance(entry.get("url"), str):
+                raise BadResponseError(f"the catalog's entry for {agent!r} names no card URL")
+            return str(entry["url"])
+    names = ", ".join(str(e.get("identifier", "?")) for e in entries) or "none"
+    raise NoUsableInterfaceError(f"no agent {agent!r} in the catalog at {url} (it lists {names})")
+
+
 def choose_interface(card: pb.AgentCard, bindings: Sequence[str],
                      client_order: bool) -> pb.AgentInterface:
     """The card's first interface we speak, or (client_order) our first choice it

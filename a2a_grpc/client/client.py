@@ -36,7 +36,7 @@ from google.protobuf.message import Message
 from a2a_grpc.cards.card import RESUMABLE_STREAMS
 from a2a_grpc.client import activated, wire
 from a2a_grpc.client.binding import transport_for
-from a2a_grpc.client.cards import choose_interface, fetch_card
+from a2a_grpc.client.cards import card_in_catalog, choose_interface, fetch_card
 from a2a_grpc.client.credentials import (
     OAuth2Token,
     api_key_place,
@@ -97,6 +97,8 @@ class A2AClient:
                 card.capabilities.streaming = True
                 card.capabilities.extensions.add(uri=RESUMABLE_STREAMS.uri)
             else:
+                if options.agent:
+                    url = await card_in_catalog(session, url, options.agent)
                 card = await fetch_card(session, url)
             secure = url.startswith(("https://", "grpcs://"))
             return cls.from_card(card, options, session, secure=secure)

@@ -54,6 +54,8 @@ def add_commands(sub: Any) -> None:
         p.add_argument("--scope", action="append", metavar="SCOPE",
                        help="with --client-id: ask for this scope (default: the card's)")
         p.add_argument("--tenant", help="tenant for every request (default: the interface's)")
+        p.add_argument("--agent", metavar="NAME", help="on a server hosting several agents: "
+                       "this one of its catalog (/.well-known/ai-catalog.json at the URL)")
         p.add_argument("--ca", metavar="PEM", help="trust this CA bundle (TLS)")
         p.add_argument("--cert", metavar="PEM", help="client certificate (mutual TLS)")
         p.add_argument("--key", metavar="PEM", help="its key (default: in --cert)")
@@ -129,7 +131,8 @@ def options_of(args: argparse.Namespace) -> ClientOptions:
     return ClientOptions(prefer=[BINDINGS[args.binding]] if args.binding else (),
                          headers=headers, api_key=args.api_key, bearer=args.bearer,
                          basic=basic, oauth2=grant,
-                         tenant=args.tenant, timeout=args.timeout, ca_file=args.ca,
+                         tenant=args.tenant, agent=args.agent, timeout=args.timeout,
+                         ca_file=args.ca,
                          cert_file=args.cert, key_file=args.key)
 
 

@@ -19,6 +19,9 @@ class ClientOptions:
     basic: tuple[str, str] | None = None  # (user, password): HTTP Basic
     oauth2: ClientCredentialsGrant | None = None  # fetch Bearer tokens (client credentials)
     tenant: str | None = None  # overrides the interface's tenant
+    # On a server hosting several agents: the one of this name in the catalog at the
+    # URL given (/.well-known/ai-catalog.json), its card read where the catalog says.
+    agent: str | None = None
     timeout: float = 60.0  # per unary call; streams are not cut
     retries: int = 3
     backoff: float = 0.2

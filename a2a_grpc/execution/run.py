@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from a2a_grpc.agent import AgentExecutor, FollowUps, RequestContext, TaskEvents
 from a2a_grpc.core import states
 from a2a_grpc.core.errors import A2AError, InvalidAgentResponseError, public
+from a2a_grpc.execution.hosted import agent_for
 from a2a_grpc.execution.run_state import OnCreate, Outcome, RunState
 from a2a_grpc.generated.a2a_pb2 import Message, StreamResponse, Task
 from a2a_grpc.observe import tracing
@@ -49,7 +50,7 @@ class Run:
         on_create: OnCreate | None = None,
     ) -> None:
         self.actor = actor
-        self.executor = executor
+        self.executor = agent_for(executor, actor.scope.tenant)
         self.context = context  # None: resuming a task after a restart
         self.on_create = on_create  # called once the task this run creates is stored
         self.pending: Message | None = context.message if context is not None else None
@@ -223,9 +224,10 @@ async def cancel(actor: TaskActor, executor: AgentExecutor) -> None:
     """CancelTask: let the agent stop, stop the actor's runs, mark the task CANCELED."""
     snap = actor.snapshot()
     if snap is not None:
-        events = TaskEvents(actor.sink(None), actor.task_id, actor.context_id)
+        events = TaskEvents(actor.sink(None), actor.task_id, actor.context_id,
+                            actor.scope.tenant, actor.scope.owner)
         try:
-            await executor.cancel(snap[0], events)
+            await agent_for(executor, actor.scope.tenant).cancel(snap[0], events)
         except A2AError:
             raise
         except Exception:

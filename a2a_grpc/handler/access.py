@@ -5,6 +5,8 @@ caller can't see (§13.1). Held by the handler and by each of its parts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import (
     PushNotificationNotSupportedError,
@@ -17,20 +19,32 @@ from a2a_grpc.stores import Scope, TaskStore
 
 
 class Access:
-    def __init__(self, card: AgentCard, store: TaskStore,
-                 versions: tuple[str, ...] = SUPPORTED_VERSIONS) -> None:
-        self.card, self.store = card, store
-        self._parameters = ServiceParameters(card, versions)
+    """`cards(tenant)`: the card of the agent serving `tenant` (one card for
+    every tenant, unless the server hosts several agents: a call reaches the
+    handler with its agent's name as `ctx.tenant` then, app/tenancy.py)."""
+
+    def __init__(self, cards: Callable[[str], AgentCard], store: TaskStore,
+                 versions: tuple[str, ...] = SUPPORTED_VERSIONS,
+                 hosted: frozenset[str] = frozenset()) -> None:
+        self.cards, self.store = cards, store
+        self.versions = versions
+        self.hosted = hosted
+        self._parameters: dict[str, ServiceParameters] = {}
 
     def preflight(self, ctx: CallContext) -> None:
-        self._parameters.check(ctx)
+        tenant = ctx.tenant if ctx.tenant in self.hosted else ""
+        checks = self._parameters.get(tenant)
+        if checks is None:
+            checks = self._parameters[tenant] = ServiceParameters(self.cards(tenant),
+                                                                  self.versions)
+        checks.check(ctx)
 
-    def require_streaming(self) -> None:
-        if not self.card.capabilities.streaming:
+    def require_streaming(self, ctx: CallContext) -> None:
+        if not self.cards(ctx.tenant).capabilities.streaming:
             raise UnsupportedOperationError("this agent does not support streaming")
 
-    def require_push(self) -> None:
-        if not self.card.capabilities.push_notifications:
+    def require_push(self, ctx: CallContext) -> None:
+        if not self.cards(ctx.tenant).capabilities.push_notifications:
             raise PushNotificationNotSupportedError(
                 "this agent does not support push notifications"
             )

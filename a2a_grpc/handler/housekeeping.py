@@ -13,8 +13,10 @@ from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
 from a2a_grpc.core.call import CallContext
+from a2a_grpc.core.errors import A2AError
 from a2a_grpc.core.stream import Numbered
 from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.execution.hosted import agent_for
 from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse
 from a2a_grpc.handler.access import Access
 from a2a_grpc.handler.follow import follow_task, open_tail
@@ -53,7 +55,12 @@ class Housekeeping:
                 if actor.running():
                     continue
                 actor.epoch = stored.epoch  # claimed just now: the fence's new epoch
-                if self.executor.resumable:
+                try:
+                    resumable = agent_for(self.executor, scope.tenant).resumable
+                except A2AError:  # an agent this server no longer hosts
+                    await actor.finish(states.FAILED, f"{why} (no agent {scope.tenant!r} here)")
+                    continue
+                if resumable:
                     self._actors.start(actor, self.executor, None)
                 else:
                     await actor.finish(states.FAILED, why)

@@ -15,6 +15,7 @@ from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.media import input_modes, media_type_of
 from a2a_grpc.core.validate import require, validate
 from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.execution.hosted import agent_for
 from a2a_grpc.execution.run import Run
 from a2a_grpc.execution.run_state import OnCreate
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Message, SendMessageRequest, Task
@@ -27,9 +28,9 @@ from a2a_grpc.stores import Scope, TaskStore
 class Intake:
     def __init__(self, executor: AgentExecutor, actors: ActorRegistry, store: TaskStore,
                  configs: PushConfigs, push_policy: PushPolicy, max_parts: int,
-                 interrupted_only: bool, card: Callable[[], AgentCard]) -> None:
+                 interrupted_only: bool, card: Callable[[str], AgentCard]) -> None:
         self.executor = executor
-        self.card = card  # the card served now (its input modes)
+        self.card = card  # the tenant's card served now (its input modes)
         self._actors = actors
         self.store = store
         self._configs = configs
@@ -69,7 +70,7 @@ class Intake:
         require(parts <= self.max_parts, "message.parts",
                 f"has {parts} parts; at most {self.max_parts} are accepted")
         lifecycle.history_length_of(config)  # validates the value
-        self._check_media_types(message)
+        self._check_media_types(message, scope.tenant)
         on_create: OnCreate | None = None
         if config.HasField("task_push_notification_config"):
             push = config.task_push_notification_config
@@ -132,11 +133,12 @@ class Intake:
             return run
 
 
-    def _check_media_types(self, msg: Message) -> None:
-        card = self.card()
+    def _check_media_types(self, msg: Message, tenant: str) -> None:
+        card = self.card(tenant)
+        agent = agent_for(self.executor, tenant)
         for i, part in enumerate(msg.parts):
             media_type = media_type_of(part)
-            if not self.executor.accepts(media_type, card):
+            if not agent.accepts(media_type, card):
                 accepted = ", ".join(input_modes(card)) or "none"
                 raise ContentTypeNotSupportedError(
                     f"message.parts[{i}]: content type {media_type} is incompatible with this "

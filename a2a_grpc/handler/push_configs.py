@@ -43,7 +43,7 @@ class PushConfigCalls:
         """Common checks of the four config operations; returns the task's scope."""
         access = self._access
         access.preflight(ctx)
-        access.require_push()
+        access.require_push(ctx)
         validate(req)
         require(bool(task_id), "taskId", "is required")
         scope = access.scope(req.tenant, ctx)

@@ -31,6 +31,7 @@ from a2a_grpc.core.stream import EventStream
 from a2a_grpc.core.validate import validate
 from a2a_grpc.execution import run as runs
 from a2a_grpc.execution.actors import ActorRegistry
+from a2a_grpc.execution.hosted import Hosted, agent_for
 from a2a_grpc.execution.run import Run
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
@@ -96,22 +97,27 @@ class RequestHandler:
         executor.bind(self)  # so the agent can continue tasks later (task_events)
         self.push_policy = push_policy or PushPolicy()  # which webhook URLs are allowed
         self.card = card
+        # A hosted agent's card by its name (executor is a Hosted); `card` for the rest.
+        self.cards: dict[str, AgentCard] = {}
+        hosted = frozenset(getattr(executor, "agents", {})) if isinstance(executor, Hosted) \
+            else frozenset()
         self.extended_card = extended_card
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
         self.bus: EventBus = bus if bus is not None else LocalEventBus()
         self._push_wake: Callable[[], None] | None = None
         # With push on, every event also queues a delivery per config (the outbox).
         self._actors = ActorRegistry(self.store, self.bus, self._wake_sender
-                                     if card.capabilities.push_notifications else None)
+                                     if card.capabilities.push_notifications or hosted
+                                     else None)
         self._actors.wait_creation = replicated  # other replicas share the store
         self._actors.counts_generations = preview is not None  # the A2A 1.1 preview
         # The A2A versions served to 1.x calls (the card lists each interface per version).
         self.versions = SUPPORTED_VERSIONS if preview is None else PREVIEW_VERSIONS
-        self._access = Access(card, self.store, self.versions)
+        self._access = Access(self.card_of, self.store, self.versions, hosted)
         self.generations = Generations(self._access, self.bus, preview)
         self._configs = PushConfigs(self.store, push_secrets)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
-                              self.push_policy, max_parts, interrupted_only, lambda: self.card)
+                              self.push_policy, max_parts, interrupted_only, self.card_of)
         self._streams = StreamCalls(self._access, self.bus, self.store, self._start)
         self._push = PushConfigCalls(self._access, self._configs, self.push_policy)
         self.housekeeping = Housekeeping(self._access, executor, self.bus, self._actors,
@@ -121,6 +127,10 @@ class RequestHandler:
                 return await self.bus.ask("message", scope, task_id, req.SerializeToString())
 
             self._intake.forward = forward
+
+    def card_of(self, tenant: str) -> AgentCard:
+        """The card of the agent serving `tenant`'s calls, as served now."""
+        return self.cards.get(tenant, self.card) if self.cards else self.card
 
     def attach_sender(self, wake: Callable[[], None]) -> None:
         """Let the push sender know at once when a delivery was queued."""
@@ -161,7 +171,7 @@ class RequestHandler:
         self._access.preflight(ctx)
         self.generations.incoming(req, ctx)
         if req.configuration.HasField("task_push_notification_config"):
-            self._access.require_push()
+            self._access.require_push(ctx)
         if scope is None:
             scope = self._access.scope(req.tenant, ctx)
         return self._intake.start(req, ctx, scope, before)
@@ -289,14 +299,16 @@ class RequestHandler:
         self, req: GetExtendedAgentCardRequest, ctx: CallContext
     ) -> AgentCard:
         self._access.preflight(ctx)
-        if not self.card.capabilities.extended_agent_card:
+        card = self.card_of(ctx.tenant)
+        if not card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("this agent does not offer an extended agent card")
         own = self.extended_card  # a fixed one given to the handler wins over the agent's
-        if own is None and self.executor.offers_extended_card:
-            own = await self.executor.extended_card(ctx)
+        agent = agent_for(self.executor, ctx.tenant)
+        if own is None and agent.offers_extended_card:
+            own = await agent.extended_card(ctx)
         if own is None:
             raise ExtendedAgentCardNotConfiguredError()
-        return extended_view(self.card, own, ctx.denied_skills)
+        return extended_view(card, own, ctx.denied_skills)
 
     # -- the parts' operations --
 

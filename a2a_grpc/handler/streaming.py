@@ -39,7 +39,7 @@ class StreamCalls:
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext
     ) -> EventStream:
-        self._access.require_streaming()
+        self._access.require_streaming(ctx)
         stack = AsyncExitStack()
         subs: list[Subscription] = []
 
@@ -104,7 +104,7 @@ class StreamCalls:
         streams extension): every logged event after that id, then live
         events, and no Task ahead of them (streams.follow_task); a final task
         replays and closes."""
-        self._access.require_streaming()
+        self._access.require_streaming(ctx)
         self._access.preflight(ctx)
         validate(req)
         last = last_event_id(ctx)
