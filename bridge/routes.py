@@ -107,4 +107,6 @@ class Router:
         named = activated_header(incoming)
         if named:
             response.headers["A2A-Extensions"] = named
+            if "X-A2A-Extensions" in incoming.headers:  # a 0.3 client: 0.3's name too
+                response.headers["X-A2A-Extensions"] = named
         return response

@@ -79,7 +79,8 @@ class CallContext:
         caller's to give away)."""
         if not lowered:
             headers = {k.lower(): v for k, v in headers.items()}
-        raw_ext = headers.get("a2a-extensions", "")
+        # X-A2A-Extensions: the name A2A 0.3 gave the header.
+        raw_ext = headers.get("a2a-extensions") or headers.get("x-a2a-extensions", "")
         extensions = (frozenset(x.strip() for x in raw_ext.split(",") if x.strip())
                       if raw_ext else frozenset())
         version = headers.get("a2a-version")

@@ -18,6 +18,7 @@ from a2a_grpc.cards.card03 import card_out
 from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.grpc_edge.servicer import Ctx, abort, call_context, check_parsed, register
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.service03 import V03Service
@@ -34,11 +35,22 @@ def add_v03_to_server(service: A2AService, card: Callable[[], v1.AgentCard],
     register(server, SERVICE, behaviours)
 
 
+async def _name_activated(context: Ctx, ctx: CallContext) -> None:
+    """The extensions activated for the call, in its initial metadata, by 1.0's
+    name and 0.3's (x-a2a-extensions)."""
+    if ctx.activated:
+        named = ", ".join(sorted(ctx.activated))
+        await context.send_initial_metadata((("a2a-extensions", named),
+                                             ("x-a2a-extensions", named)))
+
+
 def _unary(call: Callable[..., Any]) -> Callable[[Any, Ctx], Any]:
     async def handle(request: Any, context: Ctx) -> Message:
         try:
             check_parsed(request)
-            answer: Message = await call(request, call_context(context))
+            ctx = call_context(context)
+            answer: Message = await call(request, ctx)
+            await _name_activated(context, ctx)
             return answer
         except Exception as exc:
             await abort(context, exc)
@@ -51,9 +63,14 @@ def _streaming(call: Callable[..., Any]) -> Callable[[Any, Ctx], AsyncIterator[M
     async def handle(request: Any, context: Ctx) -> AsyncIterator[Message]:
         try:
             check_parsed(request)
-            events = await call(request, call_context(context))
+            ctx = call_context(context)
+            events = await call(request, ctx)
+            first = True
             async with aclosing(events):
                 async for event in events:
+                    if first:
+                        await _name_activated(context, ctx)
+                        first = False
                     yield proto03.event_out(event)
         except Exception as exc:
             await abort(context, exc)

@@ -112,10 +112,13 @@ class UpstreamService(Operations):
         return md
 
     async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
+        call = getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
         try:
-            return await getattr(self._stub, rpc)(req, metadata=self._metadata(ctx))
+            answer = await call
+            _activated(dict(await call.initial_metadata() or ()), ctx)
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
+        return answer
 
     async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
         metadata = self._metadata(ctx, stream=True)
@@ -125,8 +128,19 @@ class UpstreamService(Operations):
             headers = dict(await call.initial_metadata() or ())
         except grpc.aio.AioRpcError as err:
             raise error_of_call(err, self.target) from None
+        _activated(headers, ctx)
         numbers = grpc_numbers(headers.get(FIRST_EVENT_ID), dict(metadata).get(LAST_EVENT_ID))
         return EventStream(
             read_events(call, first, numbers or itertools.repeat(None),
                         lambda err: error_of_call(err, self.target)),
             numbered=numbers is not None)
+
+
+def _activated(headers: dict[str, Any], ctx: CallContext) -> None:
+    """The extensions the upstream activated, as this call's (named in the
+    gateway's answer): those the client asked for, not the one the gateway
+    asks for itself to number events."""
+    named = headers.get("a2a-extensions")
+    if named:
+        ctx.activated.update(x for x in (u.strip() for u in str(named).split(","))
+                             if x and x in ctx.extensions)

@@ -17,7 +17,9 @@ from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.core.stream import RESUMABLE_STREAMS_URI
 from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
 from tests.conftest import StackFactory
 
 STAMP = "https://example.com/a2a/ext/stamp/v1"
@@ -105,3 +107,34 @@ async def test_grpc_names_them_in_initial_metadata(stack: StackFactory) -> None:
     await quiet
     assert "a2a-extensions" not in dict(await quiet.initial_metadata() or ())
     assert (await quiet.code()) == grpc.StatusCode.OK
+
+
+async def test_a_03_client_asks_by_03s_header_name_and_reads_it_back(
+        stack: StackFactory) -> None:
+    """A2A 0.3 named the header X-A2A-Extensions: asked so, the answer names the
+    activated extensions by both names, on 0.3's gRPC service, JSON-RPC and REST."""
+    agent = Stamping()
+    s = await stack(agent, card=agent.card)
+    call = V03Stub(s.channel).SendMessage(v03.SendMessageRequest(request=v03.Message(
+        message_id=str(uuid.uuid4()), role=v03.ROLE_USER, content=[v03.Part(text="hi")])),
+        metadata=(("x-a2a-extensions", STAMP),))
+    answer = await call
+    assert answer.task.artifacts[0].parts[0].text == "stamped"
+    headers = dict(await call.initial_metadata())
+    assert (headers["x-a2a-extensions"], headers["a2a-extensions"]) == (STAMP, STAMP)
+    stream = V03Stub(s.channel).SendStreamingMessage(v03.SendMessageRequest(request=v03.Message(
+        message_id=str(uuid.uuid4()), role=v03.ROLE_USER, content=[v03.Part(text="hi")])),
+        metadata=(("x-a2a-extensions", STAMP),))
+    assert dict(await stream.initial_metadata())["x-a2a-extensions"] == STAMP
+    assert [e async for e in stream]
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "messageId": str(uuid.uuid4()), "role": "user",
+        "parts": [{"kind": "text", "text": "hi"}]}}}
+    async with s.session.post(s.base_url + "/", json=rpc,
+                              headers={"X-A2A-Extensions": STAMP}) as resp:
+        assert (await resp.json())["result"]["artifacts"][0]["parts"][0]["text"] == "stamped"
+        assert resp.headers["X-A2A-Extensions"] == resp.headers["A2A-Extensions"] == STAMP
+    async with s.session.post(s.base_url + "/v1/message:send", json={"message": {
+            "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "content": [{"text": "hi"}]}},
+            headers={"X-A2A-Extensions": STAMP}) as resp:
+        assert resp.headers["X-A2A-Extensions"] == STAMP, await resp.text()

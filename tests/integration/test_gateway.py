@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import aiohttp
+import pytest
 from aiohttp.test_utils import TestServer
 
 from a2a_grpc.bridge import create_app
@@ -115,3 +116,27 @@ async def test_the_gateway_passes_credentials_on(tmp_path: Path) -> None:
     finally:
         reap(front.proc)
         reap(secured.proc)
+
+
+async def test_the_gateway_names_the_extensions_its_upstream_activated(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from examples.hops_extension import HOPS
+
+    monkeypatch.setenv("HOP_NAME", "behind")
+    upstream = await start_server("serve", "--agent", "examples.hops_extension:Hops")
+    front = await start_server("bridge", "--upstream", upstream.target)
+    try:
+        async with aiohttp.ClientSession(headers={"A2A-Version": "1.0"}) as session:
+            for path in ("/message:send", "/message:stream"):
+                for asked in ({"A2A-Extensions": HOPS}, {}):
+                    async with session.post(front.url + path, headers=asked, json={"message": {
+                            "messageId": f"m{path}{bool(asked)}", "role": "ROLE_USER",
+                            "parts": [{"text": "hi"}]}}) as resp:
+                        body = await resp.text()
+                        assert resp.status == 200, body
+                        assert resp.headers.get("A2A-Extensions") == (HOPS if asked else None)
+                    # Not the resumable-streams extension the gateway asks for itself.
+                    assert ("behind" in body) and (('"hops"' in body) == bool(asked))
+    finally:
+        reap(front.proc)
+        reap(upstream.proc)
