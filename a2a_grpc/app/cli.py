@@ -8,6 +8,7 @@ import asyncio
 import getpass
 import json
 import logging
+import sqlite3
 import sys
 from collections.abc import Awaitable, Coroutine
 from pathlib import Path
@@ -30,6 +31,7 @@ from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.stores import DEFAULT_URL, open_store
+from a2a_grpc.stores.backup import backup
 
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
 BRIDGE_NETWORK = ("host", "http_port", "public_url", "keepalive", "max_body", "grace", "loop",
@@ -49,6 +51,27 @@ async def _dead_letters(url: str, limit: int) -> int:
                               "attempts": d.attempts, "error": d.last_error}))
     finally:
         await store.close()
+    return 0
+
+
+def _backup(url: str, out: Path) -> int:
+    shown = -1
+
+    def progress(copied: int, total: int) -> None:
+        nonlocal shown
+        percent = copied * 100 // max(total, 1)
+        if percent // 10 != shown // 10:  # every 10%
+            shown = percent
+            print(f"a2a-grpc backup: {percent}% ({copied}/{total} pages)", file=sys.stderr)
+
+    try:
+        made = backup(url, out, progress)
+    except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
+        print(f"a2a-grpc backup: {exc}", file=sys.stderr)
+        return 1
+    print(f"{made.path}: {made.tasks} tasks, {made.pages} pages, schema version {made.schema}; "
+          f"restore it by stopping the server and putting this file at its --store path "
+          f"(its -wal and -shm files removed)")
     return 0
 
 
@@ -120,6 +143,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="list push notifications that were given up on (newest last)")
     d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
     d.add_argument("--limit", type=int, default=100)
+    bk = sub.add_parser("backup", help="copy the SQLite store to a file, consistent while "
+                        "the server runs (PostgreSQL: its own tools)")
+    bk.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
+    bk.add_argument("out", type=Path, help="the copy (written whole, or not at all)")
     pr = sub.add_parser("proto", help="write the .proto files (with the google/api and "
                         "google/rpc ones they need) for stubs in another language")
     pr.add_argument("--out", type=Path, required=True, metavar="DIR",
@@ -155,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in write_protos(args.out):
             print(path)
         return 0
+    if args.command == "backup":
+        return _backup(args.store, args.out)
     if args.command == "dead-letters":
         return asyncio.run(_dead_letters(args.store, args.limit))
     try:

@@ -1,0 +1,100 @@
+"""`a2a-grpc backup` of the SQLite store while a server writes to it: the
+copy holds every task acknowledged before the backup began, a server
+started on it answers them, and resumes a stream by Last-Event-ID from the
+event log it restored; a PostgreSQL store is pointed to its own tools."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from tests.bindings import parse_sse
+from tests.processes import ROOT, reap, start_server
+
+HEADERS = {"A2A-Version": "1.0"}
+
+
+def message(text: str) -> dict[str, Any]:
+    return {"message": {"messageId": uuid.uuid4().hex, "role": "ROLE_USER",
+                        "parts": [{"text": text}]}}
+
+
+async def load(http: aiohttp.ClientSession, base: str, acked: list[tuple[float, str]],
+               stop: asyncio.Event) -> None:
+    """Sends until told to stop; each acknowledged task with when its answer came."""
+    while not stop.is_set():
+        async with http.post(base + "/message:send", json=message("hello")) as resp:
+            assert resp.status == 200, await resp.text()
+            acked.append((time.monotonic(), (await resp.json())["task"]["id"]))
+
+
+async def test_a_backup_under_load_restores_tasks_and_resumes_streams(tmp_path: Path) -> None:
+    store, copy = tmp_path / "tasks.db", tmp_path / "backup.db"
+    server = await start_server("serve", "--store", f"sqlite:///{store}", "--grace", "0")
+    acked: list[tuple[float, str]] = []
+    try:
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            async with http.post(server.url + "/message:stream",
+                                 json=message("stream 30")) as resp:
+                streamed, _ = parse_sse(await resp.text())
+            stop = asyncio.Event()
+            loaders = [asyncio.create_task(load(http, server.url, acked, stop))
+                       for _ in range(4)]
+            while len(acked) < 50:  # under way
+                await asyncio.sleep(0.01)
+            began = time.monotonic()
+            done = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "-m", "a2a_grpc", "backup", "--store",
+                                 f"sqlite:///{store}", str(copy)],
+                cwd=ROOT, capture_output=True, text=True, timeout=120)
+            during = len(acked)
+            while len(acked) < during + 20:  # the server kept answering
+                await asyncio.sleep(0.01)
+            stop.set()
+            await asyncio.gather(*loaders)
+    finally:
+        reap(server.proc)
+    assert done.returncode == 0, done.stderr
+    assert "100%" in done.stderr and "tasks" in done.stdout
+    before = [task for at, task in acked if at < began]
+    assert len(before) >= 50
+    restored = tmp_path / "restored.db"
+    shutil.copy(copy, restored)
+    again = await start_server("serve", "--store", f"sqlite:///{restored}")
+    try:
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            for task_id in before:
+                async with http.get(f"{again.url}/tasks/{task_id}") as resp:
+                    assert resp.status == 200, (task_id, await resp.text())
+            task_id = streamed[0].data["task"]["id"]
+            async with http.get(f"{again.url}/tasks/{task_id}:subscribe",
+                                headers={"Last-Event-ID": "5"}) as resp:
+                resumed, _ = parse_sse(await resp.text())
+    finally:
+        reap(again.proc)
+    assert [e.id for e in resumed] == [e.id for e in streamed[5:]]
+    assert [e.data for e in resumed] == [e.data for e in streamed[5:]]
+    assert resumed[-1].data["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_backup_refuses_what_it_cannot_copy(tmp_path: Path) -> None:
+    def backup(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "a2a_grpc", "backup", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    postgres = backup("--store", "postgresql://u@h/db", str(tmp_path / "x.db"))
+    assert postgres.returncode == 1 and "pg_dump" in postgres.stderr
+    missing = backup("--store", f"sqlite:///{tmp_path / 'none.db'}", str(tmp_path / "x.db"))
+    assert missing.returncode == 1 and "no SQLite store" in missing.stderr
+    (tmp_path / "same.db").write_bytes(b"")
+    same = backup("--store", f"sqlite:///{tmp_path / 'same.db'}", str(tmp_path / "same.db"))
+    assert same.returncode == 1 and "another file" in same.stderr
+    assert not (tmp_path / "x.db").exists()
