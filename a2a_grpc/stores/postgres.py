@@ -18,7 +18,7 @@ import asyncpg
 from a2a_grpc.stores.fence import Fence
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 
-_MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
+MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
 
 
 @cache
@@ -66,7 +66,7 @@ class PostgresTaskStore(SqlTaskStore):
             raise OSError(f"cannot connect to the PostgreSQL store: {exc}") from exc
 
         async def migrate(tx: Tx) -> None:
-            await tx.fetch("SELECT pg_advisory_xact_lock(?)", _MIGRATION_LOCK)
+            await tx.fetch("SELECT pg_advisory_xact_lock(?)", MIGRATION_LOCK)
             await self._migrate(tx)
 
         await self._run(migrate)
