@@ -172,8 +172,15 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
                              preview=preview_options(settings.preview))
     cleanup.push_async_callback(handler.close)
     metrics = Metrics()
+    shared = None
+    if stored.bus and limits.rate:  # the rate limit counted across replicas, in Redis
+        from a2a_grpc.bus.redis_limits import SharedRate
+
+        shared = SharedRate(stored.bus, limits.rate, limits.bucket)
+        cleanup.push_async_callback(shared.close)
     admission = chain(handler, gates.get(next(iter(hosted), ""), Gate(card, verifiers)),
-                      limits, admitting, metrics.registry, gates)
+                      limits, admitting, metrics.registry, gates,
+                      None if shared is None else shared.take)
     for each in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
         cleanup.callback(on_hangup(reloader(auth, each)))
     leases = Leases(handler, store, stored.lease) if stored.bus else None

@@ -12,7 +12,7 @@ drains. Each edge puts its own observation layer in front
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from prometheus_client import CollectorRegistry
 
@@ -26,12 +26,14 @@ from a2a_grpc.handler.request_handler import RequestHandler
 
 def chain(handler: RequestHandler, gate: Gate, limits: LimitOptions,
           admitting: AdmissionOptions, registry: CollectorRegistry,
-          gates: Mapping[str, Gate] | None = None) -> Admission:
+          gates: Mapping[str, Gate] | None = None,
+          shared_rate: Callable[[str], Awaitable[float | None]] | None = None) -> Admission:
     """The service the edges serve, in front of `handler`. `gates`: a hosted
-    agent's by its name (a server hosting several)."""
+    agent's by its name (a server hosting several); `shared_rate`: the rate
+    limit counted across replicas (app/limits.py)."""
     service: A2AService = handler
     if limits.any:
-        service = LimitedService(service, limits, handler.running, registry)
+        service = LimitedService(service, limits, handler.running, registry, shared_rate)
     if not gate.open or any(not g.open for g in (gates or {}).values()):
         service = AuthenticatedService(service, gate, gates)
     if gates:

@@ -7,7 +7,9 @@ address. Past a limit a call is refused with ResourceExhaustedError (HTTP
 -32042) and `a2a_limit_refusals_total{limit=...}` counts it.
 
 - rate: a token bucket per caller (`rate` per second, bursts of `burst`);
-  every operation takes one token.
+  every operation takes one token. With `shared` (replicas on Redis:
+  bus/redis_limits.py) the bucket is in Redis, so the rate holds across
+  replicas; while Redis is away, each process counts alone.
 - streams: streams open at once per caller (SendStreamingMessage,
   SubscribeToTask); a stream counts until it ends or its client goes away.
 - tasks: agent runs going at once for one caller's tasks: a message is
@@ -51,6 +53,11 @@ class LimitOptions:
     def any(self) -> bool:
         return bool(self.rate or self.streams or self.tasks)
 
+    @property
+    def bucket(self) -> float:
+        """Requests a caller may make at once: `burst`, by default 2 s worth."""
+        return float(self.burst or max(1, math.ceil(self.rate * 2)))
+
 
 def caller(ctx: CallContext) -> str:
     """Whose calls count together: a user's, or an address's; on a server
@@ -61,8 +68,8 @@ def caller(ctx: CallContext) -> str:
 
 
 class _Buckets:
-    def __init__(self, rate: float, burst: int) -> None:
-        self.rate, self.burst = rate, float(burst or max(1, math.ceil(rate * 2)))
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
     def take(self, key: str) -> float:
@@ -116,19 +123,24 @@ def _nothing() -> None:
 
 class LimitedService(Layer):
     def __init__(self, inner: A2AService, options: LimitOptions,
-                 running: Callable[[str], int], registry: CollectorRegistry) -> None:
-        """`running(owner)`: how many agent runs the caller's tasks have going."""
+                 running: Callable[[str], int], registry: CollectorRegistry,
+                 shared: Callable[[str], Awaitable[float | None]] | None = None) -> None:
+        """`running(owner)`: how many agent runs the caller's tasks have going;
+        `shared(caller)`: the rate across replicas (seconds to wait, 0 when a
+        token was taken), or None when it cannot be asked."""
         super().__init__(inner)
-        self.options, self._running = options, running
-        self._buckets = _Buckets(options.rate, options.burst) if options.rate else None
+        self.options, self._running, self._shared = options, running, shared
+        self._buckets = _Buckets(options.rate, options.bucket) if options.rate else None
         self._streams: dict[str, int] = {}
         self.refusals = Counter("a2a_limit_refusals", "Calls refused by a per-caller limit",
                                 ["limit"], registry=registry)
 
-    def _admit(self, ctx: CallContext) -> str:
+    async def _admit(self, ctx: CallContext) -> str:
         key = caller(ctx)
         if self._buckets is not None:
-            wait = self._buckets.take(key)
+            wait = None if self._shared is None else await self._shared(key)
+            if wait is None:
+                wait = self._buckets.take(key)
             if wait:
                 self.refusals.labels("rate").inc()
                 raise ResourceExhaustedError(
@@ -171,13 +183,13 @@ class LimitedService(Layer):
             self._streams.pop(key, None)
 
     async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
-        self._admit(ctx)
+        await self._admit(ctx)
         if rpc in STARTS_A_RUN:
             self._start(ctx)
         return await self.next[rpc](req, ctx)
 
     async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
-        key = self._admit(ctx)
+        key = await self._admit(ctx)
         if rpc in STARTS_A_RUN:
             self._start(ctx)
         return await self._stream(key, lambda: self.next[rpc](req, ctx))
