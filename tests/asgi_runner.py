@@ -27,6 +27,10 @@ def main(server: str, spec: str) -> None:
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening before the server starts: the lifespan (which the line below
+    # waits for) runs before uvicorn takes the socket, and a connection made
+    # meanwhile waits in the backlog instead of being refused.
+    sock.listen(128)
     port = sock.getsockname()[1]
 
     async def announced(scope: Any, receive: Any, send: Any) -> None:
@@ -49,7 +53,6 @@ def main(server: str, spec: str) -> None:
     from hypercorn.config import Config
 
     config = Config()
-    sock.listen(128)
     config.bind = [f"fd://{sock.fileno()}"]
     config.graceful_timeout = 5
 
