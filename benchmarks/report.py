@@ -47,6 +47,7 @@ class Report:
     durable_note: str = ""
     bus: str = ""  # benchmarks/bus.py's section, rendered
     observe: str = ""  # benchmarks/observe.py's section, rendered
+    faces: str = ""  # benchmarks/faces.py's section, rendered
 
     def measured(self) -> bool:
         """Anything for the results section (the bus has a section of its own)."""

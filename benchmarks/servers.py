@@ -4,6 +4,7 @@
 - `sdk`: the official a2a-sdk's reference server (tests/interop/peers/
   sdk_server.py in the SDK's own virtualenv: Starlette + uvicorn for JSON-RPC
   and REST, its GrpcHandler on grpc.aio, InMemoryTaskStore, the same agent).
+- `uvicorn`, `fastapi`: ours on the ASGI face (benchmarks/asgi_server.py).
 - `ceiling`: benchmarks/ceiling.py, the thinnest correct server doing the same
   work per call (store the task, answer it whole with its history).
 """
@@ -64,7 +65,7 @@ def pin(cpu: int) -> None:
 
 @dataclass
 class Server:
-    name: str  # ours | sdk | ceiling
+    name: str  # ours | sdk | ceiling | uvicorn | fastapi
     sdk_python: Path | None = None
     store: str = "memory"
     env: dict[str, str] = field(default_factory=dict)
@@ -86,6 +87,9 @@ class Server:
             assert self.sdk_python is not None
             return [str(self.sdk_python), str(ROOT / "tests/interop/peers/sdk_server.py"),
                     str(self.http), str(self.grpc)]
+        if self.name in ("uvicorn", "fastapi"):
+            return [sys.executable, "-m", "benchmarks.asgi_server", self.name, str(self.http),
+                    str(self.grpc), self.store]
         return [sys.executable, "-m", "benchmarks.ceiling", str(self.http), str(self.grpc)]
 
     def start(self) -> None:

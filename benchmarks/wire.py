@@ -19,6 +19,8 @@ tables give medians (min-max) and ratios; every answer is checked.
    in-process bus and with Redis (`--only bus`).
 6. Observability (benchmarks/observe.py): the default server without and with
    a span exporter (`--only observe`).
+7. The HTTP faces (benchmarks/faces.py): aiohttp, and ASGI under uvicorn,
+   alone and in FastAPI (`--only faces`).
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -131,6 +133,12 @@ async def run(args: argparse.Namespace) -> report.Report:
         with tempfile.TemporaryDirectory() as tmp:
             out.observe = observe.render(*await observe.run(args.rounds, args.seconds,
                                                             Path(tmp), progress))
+    if phase(args, "faces"):
+        from . import faces
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out.faces = faces.render(await faces.run(args.rounds, args.seconds, Path(tmp),
+                                                     progress))
     return out
 
 
@@ -155,7 +163,7 @@ def main() -> None:
     except ImportError:
         result = asyncio.run(run(args))
     text = report.render(result) if result.measured() else ""
-    print("\n\n".join(t for t in (text, result.bus, result.observe) if t))
+    print("\n\n".join(t for t in (text, result.bus, result.observe, result.faces) if t))
     if not args.no_docs:
         if result.measured():
             report.write_docs(result, text)
@@ -167,6 +175,10 @@ def main() -> None:
             from . import observe
 
             observe.write_docs(result.observe)
+        if result.faces:
+            from . import faces
+
+            faces.write_docs(result.faces)
 
 
 if __name__ == "__main__":
