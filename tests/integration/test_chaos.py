@@ -1,11 +1,12 @@
 """The short chaos run (`make chaos` for the long one, docs/reliability.md):
 three `serve` replicas on PostgreSQL and a Redis of the run's own, under a
 mixed load, while a replica is SIGKILLed and restarted, one is SIGSTOPped
-past its lease, Redis is killed and restarted, and PostgreSQL's connections
-are cut. Fails on any acknowledged operation lost, any task with two final
+past its lease, one is cut off PostgreSQL (black-holed) past its lease,
+Redis is killed and restarted, and a replica is killed with a push delivery
+in flight. Fails on any acknowledged operation lost, any task with two final
 states, any stream that saw an event twice or skipped one, any task left
 running, any messageId that made two tasks, any webhook not told a final
-state or skipping an event."""
+state or skipping an event, any notification that came again changed."""
 
 from __future__ import annotations
 
@@ -33,4 +34,5 @@ async def test_a_short_chaos_run_loses_nothing() -> None:
     assert set(verdict.ops) == {"send", "async", "stream", "cancel", "followup", "push"}
     assert verdict.lost == [] and verdict.two_finals == [] and verdict.orphans == []
     assert verdict.stream_faults == [] and verdict.duplicates == []
+    assert verdict.push_changed == []
     assert verdict.ok

@@ -6,11 +6,14 @@ every acknowledged operation checked against the store (tools/chaos/).
 
 The faults, in turn, one every --fault-every seconds: SIGKILL a replica and
 start it again; SIGSTOP one for twice its lease, then SIGCONT; kill Redis and
-start it again; terminate PostgreSQL's connections. Then the load stops, the
+start it again; terminate PostgreSQL's connections; cut one replica off
+PostgreSQL, Redis or both (packets black-holed, sockets held open) for twice
+its lease, then heal; kill the replica whose push delivery the webhook is
+holding unanswered, then start it again. Then the load stops, the
 leases run out, and the checker reads every task. Exit status 1 when an
 acknowledged operation was lost, a task reached two final states, a stream
-saw an event twice or skipped one, a task was left running, or one
-messageId made two tasks. `--doc` rewrites docs/reliability.md's figures.
+saw an event twice or skipped one, a task was left running, one messageId
+made two tasks, or a notification came again with another body. `--doc` rewrites docs/reliability.md's figures.
 Needs the PostgreSQL of A2A_TEST_POSTGRES and Debian's redis-server.
 """
 
@@ -25,7 +28,7 @@ import time
 from dataclasses import asdict
 
 from tools.chaos.check import Verdict, check, read_tasks
-from tools.chaos.cluster import ROOT, Cluster
+from tools.chaos.cluster import ROOT, Cluster, Replica
 from tools.chaos.hook import Hook
 from tools.chaos.load import Load
 
@@ -33,19 +36,31 @@ DOC = ROOT / "docs" / "reliability.md"
 LOGS = ROOT / ".chaos"
 
 
-async def faults(cluster: Cluster, every: float, until: float, seed: int,
+KINDS = ["kill", "pause", "partition-postgres", "redis", "push-kill", "kill", "postgres",
+         "partition-redis", "partition-both", "push-kill"]
+
+
+async def faults(cluster: Cluster, hook: Hook, every: float, until: float, seed: int,
                  windows: list[tuple[float, float]], done: dict[str, int]) -> None:
     rng = random.Random(seed)
-    kinds = ["kill", "pause", "redis", "kill", "postgres"]
+    kinds = KINDS
     i = 0
     while time.monotonic() + every < until:
         await asyncio.sleep(every)
         kind, replica = kinds[i % len(kinds)], rng.choice(cluster.replicas)
         i += 1
         start = time.monotonic()
-        print(f"chaos: {kind} {replica.name if kind in ('kill', 'pause') else ''}".rstrip(),
-              flush=True)
-        if kind == "kill":
+        named = kind in ("kill", "pause") or kind.startswith("partition")
+        print(f"chaos: {kind} {replica.name if named else ''}".rstrip(), flush=True)
+        if kind.startswith("partition"):
+            await cluster.partition(replica, kind.split("-", 1)[1], 2 * cluster.lease)
+        elif kind == "push-kill":
+            victim = await aimed(cluster, hook, every)
+            if victim is None:
+                kind = "push-kill missed"  # no delivery came, or its sender was not told
+            else:
+                print(f"chaos: killed {victim.name} with a push delivery in flight", flush=True)
+        elif kind == "kill":
             await cluster.kill_and_restart(replica, down=rng.uniform(0.5, 2.0))
         elif kind == "pause":
             await cluster.pause(replica, 2 * cluster.lease)
@@ -55,6 +70,30 @@ async def faults(cluster: Cluster, every: float, until: float, seed: int,
             await cluster.cut_postgres()
         windows.append((start, time.monotonic() + cluster.lease))
         done[kind] = done.get(kind, 0) + 1
+
+
+async def aimed(cluster: Cluster, hook: Hook, within: float) -> Replica | None:
+    """Kill the replica whose push delivery the webhook holds unanswered; start
+    it again. The delivery is lost with it: another replica sends it again
+    once the claim runs out (a duplicate, same Idempotency-Key)."""
+    held = hook.hold_next()
+    try:
+        pid = await asyncio.wait_for(held, within)
+    except TimeoutError:
+        hook.release()
+        return None
+    victim = next((r for r in cluster.replicas if r.proc is not None and r.proc.pid == pid),
+                  None)
+    if victim is None or victim.proc is None:
+        hook.release()
+        return None
+    victim.proc.kill()
+    victim.proc.wait()
+    hook.release()
+    await asyncio.sleep(0.5)
+    cluster.launch(victim)
+    await cluster.ready(victim)
+    return victim
 
 
 async def run(args: argparse.Namespace) -> Verdict:
@@ -71,12 +110,12 @@ async def run(args: argparse.Namespace) -> Verdict:
         print(f"chaos: {args.minutes:g} min at {args.rate:g} ops/s, a fault every "
               f"{args.fault_every:g} s (logs in {LOGS})", flush=True)
         await asyncio.gather(load.run(seconds), faults(
-            cluster, args.fault_every, began + seconds, args.seed, windows, done))
+            cluster, hook, args.fault_every, began + seconds, args.seed, windows, done))
         print(f"chaos: load done ({len(load.ops)} operations); waiting for every task to "
               "settle", flush=True)
         tasks = await read_tasks([r.url for r in cluster.replicas], settle=6 * args.lease + 30)
         await pushes_done(load, tasks, hook)
-        verdict = check(load.ops, tasks, windows, hook.got, hook.finals)
+        verdict = check(load.ops, tasks, windows, hook.got, hook.finals, hook.changed)
     finally:
         await cluster.stop(keep=args.keep)
         await hook.stop()

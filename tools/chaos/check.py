@@ -11,8 +11,10 @@ replicas tell it once the faults are over and every task had time to settle.
 - orphans: a task left SUBMITTED or WORKING after the leases ran out;
 - duplicates: two tasks made of one messageId (none may be);
 - push: a task sent with a webhook whose final state's notification never
-  came, or whose notifications skip an event (those delivered twice are
-  counted: at least once is the promise).
+  came, or whose notifications skip an event, or a notification that came
+  again with another body than the first time under its Idempotency-Key
+  (those delivered twice are counted, and their rate given: at least once is
+  the promise).
 Figures: operations by kind, the longest unavailability a client saw (moving
 from replica to replica; and the slowest blocking send of an instant task,
 which includes waiting on a paused replica), and the p50/p99 latency of
@@ -47,6 +49,8 @@ class Verdict:
     push_faults: list[str] = field(default_factory=list)
     push_delivered: int = 0
     push_duplicates: int = 0
+    push_duplicate_rate: float = 0.0  # duplicates / deliveries
+    push_changed: list[str] = field(default_factory=list)  # a key again, another body
     unanswered: int = 0  # operations no replica answered in the end (not acknowledged)
     refused: dict[str, int] = field(default_factory=dict)  # other answers that were no ack
     longest_unavailable: float = 0.0  # s a client spent moving between replicas for an answer
@@ -56,7 +60,7 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not (self.lost or self.two_finals or self.stream_faults or self.orphans
-                    or self.duplicates or self.push_faults)
+                    or self.duplicates or self.push_faults or self.push_changed)
 
 
 async def read_tasks(urls: list[str], settle: float) -> dict[str, dict[str, Any]]:
@@ -97,7 +101,8 @@ async def _list_all(http: aiohttp.ClientSession, urls: list[str]) -> dict[str, d
 
 def check(ops: list[Op], tasks: dict[str, dict[str, Any]],
           faults: list[tuple[float, float]], pushed: dict[str, list[int]] | None = None,
-          push_finals: dict[str, str] | None = None) -> Verdict:
+          push_finals: dict[str, str] | None = None,
+          push_changed: list[str] | None = None) -> Verdict:
     v = Verdict(ops=dict(Counter(op.kind for op in ops)))
     finals: dict[str, set[str]] = {}
     for op in ops:
@@ -139,6 +144,9 @@ def check(ops: list[Op], tasks: dict[str, dict[str, Any]],
         if op.kind == "push" and op.acked and pushed is not None and push_finals is not None:
             _check_push(v, op, tasks.get(op.task_id), pushed.get(op.task_id, []),
                         push_finals.get(op.task_id))
+    v.push_changed = list(push_changed or [])
+    if v.push_delivered:
+        v.push_duplicate_rate = round(v.push_duplicates / v.push_delivered, 5)
     return v
 
 

@@ -8,7 +8,8 @@ do. Faults: SIGKILL a replica and start it again; SIGSTOP one for longer
 than its lease, then SIGCONT (it wakes up to find its tasks taken over, and
 its writes fenced); kill Redis and start it again (its streams are gone:
 nothing is kept on disk); terminate the replicas' PostgreSQL connections
-(they reconnect).
+(they reconnect); cut one replica off PostgreSQL, Redis or both, its packets
+black-holed (partition.py) for longer than its lease, then heal.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from tools.chaos.partition import Blackhole
 
 ROOT = Path(__file__).resolve().parents[2]
 POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
@@ -43,6 +47,8 @@ class Replica:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     stopped: bool = False  # SIGSTOPped
+    to_postgres: Blackhole | None = None  # its way to PostgreSQL and to Redis (partitions)
+    to_redis: Blackhole | None = None
 
     @property
     def url(self) -> str:
@@ -59,15 +65,22 @@ class Cluster:
     redis: subprocess.Popen[bytes] | None = None
     retention: str | None = None  # serve --retention (the soak's)
 
-    @property
-    def store_url(self) -> str:
-        """The schema's, its connections named after it (what cut_postgres cuts)."""
-        sep = "&" if "?" in POSTGRES else "?"
-        return f"{POSTGRES}{sep}search_path={self.schema}&application_name={self.schema}"
+    def store_url(self, replica: Replica | None = None) -> str:
+        """The schema's, its connections named after it (what cut_postgres cuts);
+        a replica's goes through its partition proxy."""
+        base = POSTGRES
+        if replica is not None and replica.to_postgres is not None:
+            parts = urlsplit(POSTGRES)
+            user = parts.netloc.rpartition("@")[0]
+            base = urlunsplit(parts._replace(
+                netloc=f"{user}@127.0.0.1:{replica.to_postgres.port}" if user
+                else f"127.0.0.1:{replica.to_postgres.port}"))
+        sep = "&" if "?" in base else "?"
+        return f"{base}{sep}search_path={self.schema}&application_name={self.schema}"
 
-    @property
-    def bus_url(self) -> str:
-        return f"redis://127.0.0.1:{self.redis_port}/0"
+    def bus_url(self, replica: Replica | None = None) -> str:
+        port = replica.to_redis.port if replica and replica.to_redis else self.redis_port
+        return f"redis://127.0.0.1:{port}/0"
 
     async def start(self, count: int = 3) -> None:
         import asyncpg
@@ -79,8 +92,11 @@ class Cluster:
         await conn.close()
         self.redis_port = free_port()
         self.start_redis()
+        postgres_port = urlsplit(POSTGRES).port or 5432
         for i in range(count):
             replica = Replica(f"r{i}", free_port(), free_port(), self.logs / f"r{i}.log")
+            replica.to_postgres = await Blackhole(postgres_port).start()
+            replica.to_redis = await Blackhole(self.redis_port).start()
             self.replicas.append(replica)
             self.launch(replica)
         await asyncio.gather(*(self.ready(r) for r in self.replicas))
@@ -98,8 +114,8 @@ class Cluster:
 
     def _serve(self, replica: Replica, log: Any) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
-            [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store_url,
-             "--bus", self.bus_url, "--lease", str(self.lease),
+            [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store_url(replica),
+             "--bus", self.bus_url(replica), "--lease", str(self.lease),
              "--http-port", str(replica.http_port), "--grpc-port", str(replica.grpc_port),
              "--drain-notice", "0", "--grace", "1", "--no-inspector",
              "--allow-push-to", "127.0.0.1", "--allow-http-push", "--push-backoff", "0.5",
@@ -140,6 +156,19 @@ class Cluster:
         replica.proc.send_signal(signal.SIGCONT)
         replica.stopped = False
 
+    async def partition(self, replica: Replica, what: str, seconds: float) -> None:
+        """Black-hole `replica`'s traffic to "postgres", "redis" or "both" for
+        `seconds`, then heal."""
+        cut = [p for p, name in ((replica.to_postgres, "postgres"), (replica.to_redis, "redis"))
+               if p is not None and what in (name, "both")]
+        for proxy in cut:
+            proxy.cut()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            for proxy in cut:
+                proxy.heal()
+
     async def restart_redis(self, down: float) -> None:
         assert self.redis is not None
         self.redis.kill()
@@ -171,6 +200,9 @@ class Cluster:
                     replica.proc.send_signal(signal.SIGCONT)
                 replica.proc.kill()
                 replica.proc.wait()
+            for proxy in (replica.to_postgres, replica.to_redis):
+                if proxy is not None:
+                    await proxy.close()
         if self.redis is not None and self.redis.poll() is None:
             self.redis.kill()
             self.redis.wait()
