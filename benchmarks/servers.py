@@ -4,6 +4,10 @@
 - `sdk`: the official a2a-sdk's reference server (tests/interop/peers/
   sdk_server.py in the SDK's own virtualenv: Starlette + uvicorn for JSON-RPC
   and REST, its GrpcHandler on grpc.aio, InMemoryTaskStore, the same agent).
+- `js`: the official JavaScript SDK's server (benchmarks/js_server.cjs:
+  @a2a-js/sdk's DefaultRequestHandler and InMemoryTaskStore on Express and
+  @grpc/grpc-js, Node from Debian, npm into .interop/bench-node; the same
+  agent).
 - `uvicorn`, `fastapi`: ours on the ASGI face (benchmarks/asgi_server.py).
 - `ceiling`: benchmarks/ceiling.py, the thinnest correct server doing the same
   work per call (store the task, answer it whole with its history).
@@ -12,6 +16,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,6 +27,25 @@ from pathlib import Path
 from tests.processes import unused_port
 
 ROOT = Path(__file__).resolve().parents[1]
+JS_HOME = ROOT / ".interop" / "bench-node"
+JS_PACKAGES = ("@a2a-js/sdk@1.3.0", "express@5.1.0", "@grpc/grpc-js@1.14.7",
+               "@bufbuild/protobuf@2.17.0")
+
+
+def js_modules() -> Path:
+    """node_modules with the JS SDK's server and what it runs on (npm, first run only)."""
+    stamp, wanted = JS_HOME / "installed.txt", " ".join(JS_PACKAGES)
+    if stamp.exists() and stamp.read_text() == wanted:
+        return JS_HOME / "node_modules"
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        raise RuntimeError("the JS SDK peer needs Node.js: apt-get install nodejs npm")
+    JS_HOME.mkdir(parents=True, exist_ok=True)
+    print(f"installing {wanted} into {JS_HOME} (first run only)...", file=sys.stderr,
+          flush=True)
+    subprocess.run(["npm", "install", "--prefix", str(JS_HOME), "--no-audit", "--no-fund",
+                    "--silent", *JS_PACKAGES], check=True, timeout=600)
+    stamp.write_text(wanted)
+    return JS_HOME / "node_modules"
 SERVER_CPU = 0
 LOADGEN_CPU = 1
 _GIVEN: set[int] = set()  # ports handed to this run's servers so far
@@ -65,7 +89,7 @@ def pin(cpu: int) -> None:
 
 @dataclass
 class Server:
-    name: str  # ours | sdk | ceiling | uvicorn | fastapi
+    name: str  # ours | sdk | js | ceiling | uvicorn | fastapi
     sdk_python: Path | None = None
     store: str = "memory"
     env: dict[str, str] = field(default_factory=dict)
@@ -87,6 +111,9 @@ class Server:
             assert self.sdk_python is not None
             return [str(self.sdk_python), str(ROOT / "tests/interop/peers/sdk_server.py"),
                     str(self.http), str(self.grpc)]
+        if self.name == "js":
+            return ["node", str(ROOT / "benchmarks" / "js_server.cjs"), str(self.http),
+                    str(self.grpc)]
         if self.name in ("uvicorn", "fastapi"):
             return [sys.executable, "-m", "benchmarks.asgi_server", self.name, str(self.http),
                     str(self.grpc), self.store]

@@ -40,7 +40,7 @@ from tests.interop import envs
 
 from . import capacity, report
 from .measure import progress, rounds
-from .servers import LOADGEN_CPU, Server, pin, start_all
+from .servers import LOADGEN_CPU, Server, js_modules, pin, start_all
 from .stores import fill  # the store benchmark's filler: one task per append
 
 BINDINGS = ("JSON-RPC", "REST", "gRPC")
@@ -102,8 +102,10 @@ async def run(args: argparse.Namespace) -> report.Report:
     out = report.Report(args.rounds, args.seconds)
     rows = [r for r in plan() if wanted(args, r.title)]
     if rows:
-        servers = [Server("ours"), Server("sdk", sdk_python), Server("ceiling")]
-        progress("starting ours, the SDK's and the ceiling server on CPU 0")
+        servers = [Server("ours"), Server("sdk", sdk_python),
+                   Server("js", env={"NODE_PATH": str(js_modules())}), Server("ceiling")]
+        progress("starting ours, the Python SDK's, the JS SDK's and the ceiling server "
+                 "on CPU 0")
         start_all(servers)
         try:
             out.main = await rounds(servers, rows, args.rounds, args.seconds)
