@@ -19,7 +19,9 @@ SubscribeToTask readers follow, 4 such tasks at a time, per event: 4
 renderings of it); `plain-send` and `plain-event` are `send` and `event` on
 the memory store's plain task table (stores/memory_plain.py) instead of the
 packed one it uses. `--python` counts another
-interpreter (a virtualenv with the project installed).
+interpreter (a virtualenv with the project installed). `--wire`: whole
+server processes, ours and the ceiling, over each binding
+(benchmarks/instructions_wire.py).
 """
 
 from __future__ import annotations
@@ -156,6 +158,12 @@ def count(python: str, scenario: str, n: int) -> int:
 
 
 def main() -> None:
+    if "--wire" in sys.argv[1:]:  # whole server processes over the wire: instructions_wire.py
+        sys.argv.remove("--wire")
+        from benchmarks import instructions_wire
+
+        instructions_wire.main()
+        return
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     # Checked below, not with `choices`: Python 3.11's argparse checks an empty
