@@ -67,7 +67,7 @@ class Counted:
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.folder}/cg.%p",
              "--dump-instr=no", *self.server.command()],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.server.proc = self.proc  # type: ignore[assignment]
+        self.server.proc = self.proc
         self.server.wait_ready(timeout=600)
 
     def dump(self) -> int:

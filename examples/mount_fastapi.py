@@ -17,7 +17,7 @@ by the host app's lifespan.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -26,7 +26,7 @@ from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.mount import A2AApp, Identity
 
 
-def identify(scope: dict[str, Any]) -> Identity | None:
+def identify(scope: MutableMapping[str, Any]) -> Identity | None:
     user = scope.get("state", {}).get("user")
     return Identity(subject=user, scheme="host") if user else None
 

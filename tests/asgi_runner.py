@@ -45,9 +45,9 @@ def main(server: str, spec: str) -> None:
     if server == "uvicorn":
         import uvicorn
 
-        config = uvicorn.Config(announced, lifespan="on", log_level="warning",
+        served = uvicorn.Config(announced, lifespan="on", log_level="warning",
                                 timeout_graceful_shutdown=5)
-        asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+        asyncio.run(uvicorn.Server(served).serve(sockets=[sock]))
         return
     from hypercorn.asyncio import serve
     from hypercorn.config import Config
@@ -61,7 +61,7 @@ def main(server: str, spec: str) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await serve(announced, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
+        await serve(announced, config, shutdown_trigger=stop.wait)
 
     asyncio.run(run())
 

@@ -181,8 +181,8 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     admission = chain(handler, gates.get(next(iter(hosted), ""), Gate(card, verifiers)),
                       limits, admitting, metrics.registry, gates,
                       None if shared is None else shared.take)
-    for each in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
-        cleanup.callback(on_hangup(reloader(auth, each)))
+    for checking in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
+        cleanup.callback(on_hangup(reloader(auth, checking)))
     leases = Leases(handler, store, stored.lease) if stored.bus else None
     recovered = await handler.recover() if leases is None else await leases.recover()
     if leases is not None:

@@ -1,12 +1,12 @@
 """The chain of layers every edge calls (core/layer.py), composed here alone.
 
-Outermost first: admission (the process's bound, and the drain), then,
-on a server hosting several agents, which agent a call is for (tenancy.py),
-then authentication (by that agent's card), then the per-caller limits
-(which need to know who calls), then the handler. A layer that is not configured is not in the chain: no
-limits, no LimitedService; a card that asks for no credentials, no
-AuthenticatedService. Admission is always there: it is how the server
-drains. Each edge puts its own observation layer in front
+Outermost first: admission (the process's bound, and the drain), then, on a
+server hosting several agents, which agent a call is for (tenancy.py), then
+authentication (by that agent's card), then the per-caller limits (which
+need to know who calls), then the handler. A layer that is not configured
+is not in the chain: no limits, no LimitedService; a card that asks for no
+credentials, no AuthenticatedService. Admission is always there: it is how
+the server drains. Each edge puts its own observation layer in front
 (observe/observed.py), per binding.
 """
 

@@ -15,10 +15,10 @@ import grpc
 from google.protobuf.message import Message
 
 from a2a_grpc.cards.card03 import card_out
+from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.contract import A2AService, python_name
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
-from a2a_grpc.core.call import CallContext
 from a2a_grpc.grpc_edge.servicer import Ctx, abort, call_context, check_parsed, register
 from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.service03 import V03Service

@@ -27,19 +27,41 @@ def message(text: str) -> dict[str, Any]:
                         "parts": [{"text": text}]}}
 
 
-async def load(http: aiohttp.ClientSession, base: str, acked: list[tuple[float, str]],
+class Acked:
+    """The acknowledged tasks, each with when its answer came; `reached(n)` is
+    set once there are n."""
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[float, str]] = []
+        self._waiting: list[tuple[int, asyncio.Event]] = []
+
+    def add(self, task_id: str) -> None:
+        self.tasks.append((time.monotonic(), task_id))
+        for n, event in self._waiting:
+            if len(self.tasks) >= n:
+                event.set()
+
+    def reached(self, n: int) -> asyncio.Event:
+        event = asyncio.Event()
+        if len(self.tasks) >= n:
+            event.set()
+        self._waiting.append((n, event))
+        return event
+
+
+async def load(http: aiohttp.ClientSession, base: str, acked: Acked,
                stop: asyncio.Event) -> None:
-    """Sends until told to stop; each acknowledged task with when its answer came."""
+    """Sends until told to stop."""
     while not stop.is_set():
         async with http.post(base + "/message:send", json=message("hello")) as resp:
             assert resp.status == 200, await resp.text()
-            acked.append((time.monotonic(), (await resp.json())["task"]["id"]))
+            acked.add((await resp.json())["task"]["id"])
 
 
 async def test_a_backup_under_load_restores_tasks_and_resumes_streams(tmp_path: Path) -> None:
     store, copy = tmp_path / "tasks.db", tmp_path / "backup.db"
     server = await start_server("serve", "--store", f"sqlite:///{store}", "--grace", "0")
-    acked: list[tuple[float, str]] = []
+    acked = Acked()
     try:
         async with aiohttp.ClientSession(headers=HEADERS) as http:
             async with http.post(server.url + "/message:stream",
@@ -48,23 +70,20 @@ async def test_a_backup_under_load_restores_tasks_and_resumes_streams(tmp_path: 
             stop = asyncio.Event()
             loaders = [asyncio.create_task(load(http, server.url, acked, stop))
                        for _ in range(4)]
-            while len(acked) < 50:  # under way
-                await asyncio.sleep(0.01)
+            await acked.reached(50).wait()  # under way
             began = time.monotonic()
             done = await asyncio.to_thread(
                 subprocess.run, [sys.executable, "-m", "a2a_grpc", "backup", "--store",
                                  f"sqlite:///{store}", str(copy)],
                 cwd=ROOT, capture_output=True, text=True, timeout=120)
-            during = len(acked)
-            while len(acked) < during + 20:  # the server kept answering
-                await asyncio.sleep(0.01)
+            await acked.reached(len(acked.tasks) + 20).wait()  # the server kept answering
             stop.set()
             await asyncio.gather(*loaders)
     finally:
         reap(server.proc)
     assert done.returncode == 0, done.stderr
     assert "100%" in done.stderr and "tasks" in done.stdout
-    before = [task for at, task in acked if at < began]
+    before = [task for at, task in acked.tasks if at < began]
     assert len(before) >= 50
     restored = tmp_path / "restored.db"
     shutil.copy(copy, restored)

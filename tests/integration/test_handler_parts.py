@@ -52,7 +52,7 @@ async def stored_task(store: SqliteTaskStore, task_id: str, state: int) -> pb.Ta
 
 async def test_push_config_calls_alone(store: SqliteTaskStore) -> None:
     card = demo_card()
-    calls = PushConfigCalls(Access(card, store), PushConfigs(store),
+    calls = PushConfigCalls(Access(lambda _: card, store), PushConfigs(store),
                             PushPolicy())
     await stored_task(store, "t1", states.WORKING)
     made = await calls.create_task_push_notification_config(pb.TaskPushNotificationConfig(
@@ -82,7 +82,7 @@ async def test_stream_calls_alone(store: SqliteTaskStore) -> None:
         raise AssertionError("SubscribeToTask starts nothing")
 
     card = demo_card()
-    calls = StreamCalls(Access(card, store), LocalEventBus(), store, no_sends)  # type: ignore[arg-type]
+    calls = StreamCalls(Access(lambda _: card, store), LocalEventBus(), store, no_sends)  # type: ignore[arg-type]
     task = await stored_task(store, "t2", states.COMPLETED)
     with pytest.raises(UnsupportedOperationError):  # final, and no last event id
         await calls.subscribe_to_task(pb.SubscribeToTaskRequest(id="t2"), ALICE)
@@ -99,8 +99,8 @@ async def test_housekeeping_alone(store: SqliteTaskStore) -> None:
     bus = LocalEventBus()
     actors = ActorRegistry(store, bus)
     intake = Intake(agent, actors, store, PushConfigs(store), PushPolicy(), 1000, False,
-                    lambda: agent.card)
-    duties = Housekeeping(Access(agent.card, store), agent, bus, actors, intake)
+                    lambda _: agent.card)
+    duties = Housekeeping(Access(lambda _: agent.card, store), agent, bus, actors, intake)
     await stored_task(store, "left", states.WORKING)  # a run's, when the process died
     await stored_task(store, "done", states.COMPLETED)
     assert await duties.recover() == 1

@@ -20,7 +20,7 @@ import pytest
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.mount import A2AApp, Identity, ServeSettings, Store
+from a2a_grpc.mount import A2AApp, ServeSettings, Store
 from tests.bindings import parse_sse
 from tests.conftest import send_request
 from tests.processes import Server, mounted_app, reap
@@ -100,6 +100,7 @@ async def test_a_dropped_stream_resumes_with_last_event_id(host: Server, binding
         # The connection is dropped here, mid-stream; the task goes on.
         seen, _ = parse_sse(head.decode())
         task_id, last = seen[0].data["task"]["id"], seen[-1].id
+        assert last is not None
         if binding == "rest":
             ctx = http.get(f"{base}/tasks/{task_id}:subscribe", headers={"Last-Event-ID": last})
         else:

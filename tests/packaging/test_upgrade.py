@@ -112,9 +112,10 @@ async def test_the_new_release_migrates_under_the_old_one(
             await reads(http, old, after)
         reap(old.proc)
         # Restarted, the old one stops, saying why, and changes nothing.
-        again = subprocess.run(
-            [*old_serve(previous), "serve", "--store", store, "--http-port", "0",
-             "--grpc-port", "0"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        again = await asyncio.to_thread(
+            subprocess.run, [*old_serve(previous), "serve", "--store", store, "--http-port",
+                             "0", "--grpc-port", "0"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert again.returncode == 1
         assert (f"schema version {SCHEMA_VERSION}, newer than this a2a-grpc understands "
                 f"({SCHEMA_VERSION - 1})") in again.stderr, again.stderr
@@ -143,14 +144,15 @@ async def test_a_migration_killed_halfway_is_finished_by_the_next_start(
     try:
         await holder.execute("BEGIN")
         await holder.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
-        proc = subprocess.Popen([sys.executable, "-m", "a2a_grpc", "serve", "--store", store,
-                                 "--http-port", "0", "--grpc-port", "0"], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "a2a_grpc", "serve", "--store", store, "--http-port", "0",
+            "--grpc-port", "0", cwd=ROOT, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         try:
             await waiting_on_lock(holder)
         finally:
             proc.kill()
-            proc.wait()
+            await proc.wait()
         await holder.execute("ROLLBACK")
         version = await holder.fetchval(f'SELECT version FROM "{postgres}".a2a_schema')
         assert version == SCHEMA_VERSION - 1  # nothing of the killed migration stayed

@@ -13,7 +13,8 @@ holding unanswered, then start it again. Then the load stops, the
 leases run out, and the checker reads every task. Exit status 1 when an
 acknowledged operation was lost, a task reached two final states, a stream
 saw an event twice or skipped one, a task was left running, one messageId
-made two tasks, or a notification came again with another body. `--doc` rewrites docs/reliability.md's figures.
+made two tasks, or a notification came again with another body. `--doc`
+rewrites docs/reliability.md's figures.
 Needs the PostgreSQL of A2A_TEST_POSTGRES and Debian's redis-server.
 """
 
