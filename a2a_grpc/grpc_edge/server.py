@@ -8,13 +8,13 @@ from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from a2a_grpc.core.contract import A2AService
 from a2a_grpc.core.published import published_pool, service_name
 from a2a_grpc.generated import a2a_pb2
 from a2a_grpc.generated import a2a_v03_pb2 as v03_pb2
-from a2a_grpc.grpc_edge.servicer import A2AServicer, add_to_server
+from a2a_grpc.grpc_edge.servicer import A2AServicer, GenericOnly, add_to_server
 from a2a_grpc.grpc_edge.servicer03 import SERVICE as V03_SERVICE
 from a2a_grpc.grpc_edge.servicer03 import add_v03_to_server
 from a2a_grpc.handler.request_handler import RequestHandler
@@ -70,12 +70,12 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     add_to_server(A2AServicer(service), server)
     add_v03_to_server(service, lambda: handler.card, server)  # A2A 0.3 clients
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, GenericOnly(server))
     # Reflection describes the services as published (a2a_grpc.core.published).
-    reflection.enable_server_reflection(
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(reflection.aio.ReflectionServicer(
         (SERVICE_NAME, V03_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
-        server, pool=published_pool(a2a_pb2.DESCRIPTOR, v03_pb2.DESCRIPTOR,
-                                    health_pb2.DESCRIPTOR, reflection_pb2.DESCRIPTOR))
+        pool=published_pool(a2a_pb2.DESCRIPTOR, v03_pb2.DESCRIPTOR, health_pb2.DESCRIPTOR,
+                            reflection_pb2.DESCRIPTOR)), GenericOnly(server))
     try:
         bound = (server.add_insecure_port(f"{host}:{port}") if tls is None
                  else server.add_secure_port(f"{host}:{port}", tls.grpc_credentials()))

@@ -120,7 +120,24 @@ def register(server: grpc.aio.Server, service: ServiceDescriptor,
                                                           else response.SerializeToString))
     name = service_name(service)  # the published name: what clients' paths say
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
-    server.add_registered_method_handlers(name, handlers)
+
+
+class GenericOnly:
+    """A server as `add_*_to_server` (generated code) sees it: their methods are
+    served by generic handlers only, not also registered. grpc.aio's server
+    waits, for every incoming call, on one future per registered method
+    (its main loop's asyncio.wait) and makes a new one: each registered
+    method costs every call of every method (docs/benchmarks.md, measured
+    reasons). A generic handler is found by a dict lookup instead."""
+
+    def __init__(self, server: grpc.aio.Server) -> None:
+        self._server = server
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        self._server.add_generic_rpc_handlers(handlers)
+
+    def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+        pass  # served by the generic handlers added beside them
 
 
 def serialized(message: ProtoMessage | bytes) -> bytes:
