@@ -8,19 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
+import os
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prometheus_client import Info
+
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import keys as signing_keys
+from a2a_grpc.app import process
 from a2a_grpc.app.admission import Admission
 from a2a_grpc.app.chain import chain
 from a2a_grpc.app.hangup import on_hangup
 from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.leases import Leases
+from a2a_grpc.app.limits import LimitOptions
 from a2a_grpc.app.options import (
     ObserveOptions,
     admission_options,
@@ -36,6 +43,7 @@ from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import configure, reloader
 from a2a_grpc.bridge.endpoints import JWKS_PATH
 from a2a_grpc.bus import Backlog, EventBus, open_bus
+from a2a_grpc.bus.hub_client import HubEventBus
 from a2a_grpc.cards.card import (
     Interface,
     SignedPush,
@@ -172,15 +180,12 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
                              preview=preview_options(settings.preview))
     cleanup.push_async_callback(handler.close)
     metrics = Metrics()
-    shared = None
-    if stored.bus and limits.rate:  # the rate limit counted across replicas, in Redis
-        from a2a_grpc.bus.redis_limits import SharedRate
-
-        shared = SharedRate(stored.bus, limits.rate, limits.bucket)
-        cleanup.push_async_callback(shared.close)
+    if process.worker() is not None:  # which of `serve --workers`' processes answered
+        Info("a2a_worker", "this worker of serve --workers", registry=metrics.registry).info(
+            {"worker": str(process.worker()), "pid": str(os.getpid())})
     admission = chain(handler, gates.get(next(iter(hosted), ""), Gate(card, verifiers)),
                       limits, admitting, metrics.registry, gates,
-                      None if shared is None else shared.take)
+                      _shared_rate(stored.bus, bus, limits, cleanup))
     for checking in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
         cleanup.callback(on_hangup(reloader(auth, checking)))
     leases = Leases(handler, store, stored.lease) if stored.bus else None
@@ -214,3 +219,18 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         cleanup.callback(purger.cancel)
     return Assembly(card, handler, admission, metrics, readiness, store, bus, keys, signer,
                     observe, grpc_server, hosted)
+
+
+def _shared_rate(url: str | None, bus: EventBus, limits: LimitOptions,
+                 cleanup: AsyncExitStack) -> Callable[[str], Awaitable[float | None]] | None:
+    """The rate limit counted across replicas (in Redis) or workers (in their
+    hub), when there are several and a rate is set."""
+    if not url or not limits.rate:
+        return None
+    if isinstance(bus, HubEventBus):
+        return functools.partial(bus.take, rate=limits.rate, burst=limits.bucket)
+    from a2a_grpc.bus.redis_limits import SharedRate
+
+    shared = SharedRate(url, limits.rate, limits.bucket)
+    cleanup.push_async_callback(shared.close)
+    return shared.take

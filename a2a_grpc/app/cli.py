@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app import process
 from a2a_grpc.app.loading import load_agent, load_hosted
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
 from a2a_grpc.app.settings import GROUPS, ServeSettings
 from a2a_grpc.app.settings_load import add_flags, load
+from a2a_grpc.app.workers import supervise
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
@@ -193,8 +195,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in VERBS:
             return main_for(args)
         settings = load(args, getattr(args, "config", None))
-        logs.setup(settings.observability.log_level, settings.observability.log_format)
+        logs.setup(settings.observability.log_level, settings.observability.log_format,
+                   process.worker())
         net = settings.network
+        if args.command == "serve" and net.workers < 1:
+            raise ValueError("--workers must be 1 or more")
+        if args.command == "serve" and net.workers > 1 and process.worker() is None:
+            return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:
             if settings.agent.agent:
                 raise ValueError("--agent and --host-agent: name every agent with "

@@ -34,6 +34,7 @@ class HttpOptions:
     public_url: str | None = None  # what clients use, e.g. behind a proxy
     config: BridgeConfig = field(default_factory=BridgeConfig)
     tls: TlsFiles | None = None  # TLS on the HTTP port (and, in serve, the gRPC port)
+    reuse_port: bool = False  # others listen on the port too (serve --workers)
 
 
 async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
@@ -58,7 +59,8 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
         app.on_cleanup.append(lambda _: reloader.stop())
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
     await runner.setup()
-    site = web.TCPSite(runner, options.host, options.port, ssl_context=ssl_context)
+    site = web.TCPSite(runner, options.host, options.port, ssl_context=ssl_context,
+                       reuse_port=options.reuse_port or None)
     try:
         await site.start()
     except OSError as exc:

@@ -8,6 +8,7 @@ the rest is closed and the process exits 0.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -16,6 +17,7 @@ from contextlib import AsyncExitStack
 from opentelemetry import trace
 
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.app import process
 from a2a_grpc.app.admission import Admission
 from a2a_grpc.app.assembly import assemble
 from a2a_grpc.app.gateway import gateway
@@ -51,6 +53,9 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     with the tracer provider the embedding program set in OpenTelemetry's API."""
     net, stored = settings.network, settings.store
     http = http_options(net, settings.agent.card_format)
+    worker = process.worker()
+    if worker is not None:
+        http = dataclasses.replace(http, reuse_port=True)
     notice = drain_notice(net, bool(stored.bus))
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.
@@ -82,7 +87,9 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                 await served.publish(interfaces, runner.app[CARD]))
         if hosted:
             runner.app[CARD].update(card)  # the inspector's own agent: the first hosted
-        log.info("listening: gRPC on %s, HTTP on %s%s",
+        # Under --workers the supervisor says "listening" once all are ready.
+        log.info("%s: gRPC on %s, HTTP on %s%s",
+                 "listening" if worker is None else f"worker {worker} ready",
                  host_port(net.host, served.grpc.port), host_port(http.host, http_port), also)
         if hosted:
             log.info("A2A agents %s, each under /NAME (its card at /NAME/.well-known/"
@@ -101,7 +108,9 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                         "pass --public-url and --grpc-public-address with the names clients "
                         "use", advertised_host(net.host))
         tune_collector()
+        process.notify("READY=1")
         await wait_for_signal()
+        process.notify("STOPPING=1")
         await drain(served.admission, served.readiness, served.grpc, served.bus,
                     served.handler, notice, net.grace, lambda deadline: linger(runner, deadline))
     log.info("stopped")

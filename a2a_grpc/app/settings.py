@@ -103,6 +103,10 @@ class Network:
         "balancers to stop routing here; then new calls are refused (503) and open streams "
         "end for their clients to resume elsewhere (default 3 with --bus, else 0)",
         metavar="SECONDS")
+    workers: int = setting(
+        1, "processes serving on the same ports, a core each (SO_REUSEPORT), supervised and "
+        "started again if one stops; they share the store (SQLite or PostgreSQL) and, "
+        "without --bus, this process relays their events (default 1)", metavar="N")
     loop: str = setting("auto", "event loop: uvloop when installed (auto, the default), or "
                         "asyncio's", choices=("auto", "uvloop", "asyncio"))
     tls_cert: Path | None = setting(None, "certificate chain (PEM)", metavar="PEM")

@@ -9,9 +9,16 @@ __all__ = ["Backlog", "EventBus", "LocalEventBus", "Subscription", "open_bus"]
 
 async def open_bus(url: str | None, backlog: Backlog | None = None) -> EventBus:
     """The in-process bus (no URL), or Redis Streams (redis://HOST:PORT/DB,
-    `?prefix=P` for the keys' prefix, default `a2a`), reachable or an OSError."""
+    `?prefix=P` for the keys' prefix, default `a2a`), or the hub of `serve
+    --workers` (hub://PATH, set by its supervisor), reachable or an OSError."""
     if not url:
         return LocalEventBus(backlog)
+    if url.startswith("hub://"):
+        from a2a_grpc.bus.hub_client import HubEventBus
+
+        hub = HubEventBus(url.removeprefix("hub://"), backlog)
+        await hub.open()
+        return hub
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
             from a2a_grpc.bus.redis import RedisEventBus

@@ -40,8 +40,16 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False)
 
 
-def setup(level: str, fmt: str = "text") -> None:
-    """Log to stderr at `level` as `fmt` ("text" or "json")."""
+def setup(level: str, fmt: str = "text", worker: int | None = None) -> None:
+    """Log to stderr at `level` as `fmt` ("text" or "json"); `worker`: the
+    worker of `serve --workers` this process is, named on each line."""
     handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT))
+    text = TEXT if worker is None else TEXT.replace("%(name)s", f"worker-{worker} %(name)s")
+    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(text))
+    if worker is not None:
+        def named(record: logging.LogRecord) -> bool:
+            record.worker = worker
+            return True
+
+        handler.addFilter(named)
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)

@@ -1,0 +1,270 @@
+"""`serve --workers 3`: three processes on the same ports, supervised, on the
+SQLite default and on PostgreSQL, the supervisor as their hub (no Redis).
+
+The kernel gives each new connection to one worker. A client pinned to a
+worker keeps one connection (`pinned`): it asked /metrics which worker it
+reached (`a2a_worker_info`), so each test knows that a stream, a cancel or a
+follow-up went to a worker other than the one running the task."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import grpc
+import pytest
+
+from a2a_grpc.generated import a2a_pb2 as pb
+from a2a_grpc.generated import a2a_pb2_grpc
+from tests.bindings import parse_sse
+from tests.integration.test_replicas import HEADERS, start_task, state_of, subscribe, what
+from tests.processes import Server, reap, start_server
+from tests.redis_bus import bus_url, drop_prefix, redis_prefix
+from tests.stores import drop_schema, postgres_schema, postgres_url
+from tests.webhook import start_webhook
+
+WORKER = re.compile(r'a2a_worker_info\{pid="(\d+)",worker="(\d+)"\} 1')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tasks.db'}"
+        return
+    schema = await postgres_schema()
+    try:
+        yield postgres_url(schema)
+    finally:
+        await drop_schema(schema)
+
+
+class Pinned:
+    """An HTTP client on one kept-alive connection, to one worker."""
+
+    def __init__(self, session: aiohttp.ClientSession, server: Server, worker: int,
+                 pid: int) -> None:
+        self.session, self.server, self.worker, self.pid = session, server, worker, pid
+
+    async def rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        async with self.session.post(self.server.url + "/", headers=HEADERS, json={
+                "jsonrpc": "2.0", "id": 1, "method": method, "params": params}) as resp:
+            body: dict[str, Any] = await resp.json()
+        assert "result" in body, body
+        return body["result"]  # type: ignore[no-any-return]
+
+
+async def whose(session: aiohttp.ClientSession, server: Server) -> tuple[int, int]:
+    async with session.get(server.url + "/metrics") as resp:
+        found = WORKER.search(await resp.text())
+    assert found, "a worker's /metrics names it"
+    return int(found.group(2)), int(found.group(1))
+
+
+@pytest.fixture
+async def pinned() -> AsyncIterator[Any]:
+    """`pin(server, n)`: a client on worker n (new connections until one lands there)."""
+    sessions: list[aiohttp.ClientSession] = []
+
+    async def pin(server: Server, worker: int) -> Pinned:
+        for _ in range(300):
+            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1))
+            sessions.append(session)
+            number, pid = await whose(session, server)
+            if number == worker:
+                return Pinned(session, server, number, pid)
+            await session.close()
+        raise AssertionError(f"300 connections and none reached worker {worker}")
+
+    yield pin
+    for session in sessions:
+        await session.close()
+
+
+@pytest.fixture
+async def started() -> AsyncIterator[Any]:
+    servers: list[Server] = []
+
+    async def start(store: str, *flags: str) -> Server:
+        server = await start_server("serve", "--workers", "3", "--store", store, *flags)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        reap(server.proc)
+
+
+async def test_a_stream_on_one_worker_follows_a_task_another_runs(
+        store: str, started: Any, pinned: Any) -> None:
+    server = await started(store)
+    runner, watcher = await pinned(server, 1), await pinned(server, 2)
+    task_id = await start_task(runner.session, server, "slow 2")
+    async with subscribe(watcher.session, server, task_id) as resp:
+        events, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+    async with subscribe(runner.session, server, task_id, last="1") as resp:
+        logged, _ = parse_sse(await resp.text())
+    live = events[1:]
+    ids = [int(e.id or 0) for e in live]
+    assert ids == list(range(ids[0], ids[-1] + 1))  # no gap, no duplicate
+    assert [what(e.data) for e in live] == [what(e.data) for e in logged[-len(live):]]
+    assert what(live[-1].data) == "status TASK_STATE_COMPLETED"
+    assert "artifact echo: slow 2" in [what(e.data) for e in live]
+
+
+async def test_streams_on_every_worker_see_every_event(
+        store: str, started: Any, pinned: Any) -> None:
+    """One task, a stream on each of the three workers at once: the same events."""
+    server = await started(store)
+    clients = [await pinned(server, n) for n in (1, 2, 3)]
+    task_id = await start_task(clients[0].session, server, "slow 2")
+
+    async def follow(client: Pinned) -> list[str]:
+        async with subscribe(client.session, server, task_id) as resp:
+            events, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+        return [what(e.data) for e in events[1:]]
+
+    seen = await asyncio.gather(*(follow(c) for c in clients))
+    for each in seen:
+        assert each[-1] == "status TASK_STATE_COMPLETED"
+    assert len({tuple(s[-3:]) for s in seen}) == 1
+
+
+async def test_cancel_and_follow_ups_reach_the_worker_running_the_task(
+        store: str, started: Any, pinned: Any) -> None:
+    server = await started(store)
+    runner, other = await pinned(server, 1), await pinned(server, 3)
+    task_id = await start_task(runner.session, server, "slow 2")
+    task = await runner.rpc("GetTask", {"id": task_id})
+    answer = await other.rpc("SendMessage", {"message": {
+        "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "taskId": task_id,
+        "contextId": task["contextId"], "parts": [{"text": "also this"}]}})
+    assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    users = [m["parts"][0]["text"] for m in answer["task"]["history"]
+             if m["role"] == "ROLE_USER"]
+    assert users == ["slow 2", "also this"]
+
+    long = await start_task(runner.session, server, "slow 60")
+    canceled = await other.rpc("CancelTask", {"id": long})
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    assert (await state_of(runner.session, server, long))["state"] == "TASK_STATE_CANCELED"
+    assert f"canceled task {long}: another replica was asked to" in server.log()
+    assert "ERROR" not in server.log()
+
+
+async def test_each_push_notification_goes_out_once(
+        store: str, started: Any, pinned: Any) -> None:
+    hook = await start_webhook()
+    hook.delay = 0.1  # each delivery is in flight a while: the other workers poll meanwhile
+    server = await started(store, "--allow-push-to", "127.0.0.1", "--allow-http-push")
+    clients = [await pinned(server, n) for n in (1, 2, 3)]
+    try:
+        result = await clients[0].rpc("SendMessage", {
+            "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": "stream 10"}]},
+            "configuration": {"taskPushNotificationConfig": {"url": hook.url("/h")}}})
+        task_id = result["task"]["id"]
+        await hook.wait_for("/h", 12)  # WORKING, 10 chunks, COMPLETED
+        deadline = asyncio.get_running_loop().time() + 20
+        while await _delivered(clients) < len(hook.hits):
+            assert asyncio.get_running_loop().time() < deadline
+            await asyncio.sleep(0.1)
+        keys = [h.headers["Idempotency-Key"] for h in hook.hits]
+        assert keys == [f"{task_id}:{seq}" for seq in range(2, 14)]  # once each, in order
+    finally:
+        await hook.server.close()
+
+
+async def _delivered(clients: list[Pinned]) -> int:
+    total = 0
+    for client in clients:
+        async with client.session.get(client.server.url + "/metrics") as resp:
+            found = re.search(r'a2a_push_notifications_total\{outcome="delivered"\} (\d+)',
+                              await resp.text())
+        total += int(found.group(1)) if found else 0
+    return total
+
+
+async def test_a_killed_worker_is_started_again_and_its_tasks_taken_over(
+        store: str, started: Any, pinned: Any) -> None:
+    server = await started(store, "--lease", "1.5")
+    doomed, survivor = await pinned(server, 2), await pinned(server, 1)
+    orphan = await start_task(doomed.session, server, "slow 60")
+    os.kill(doomed.pid, signal.SIGKILL)
+    deadline = asyncio.get_running_loop().time() + 20
+    while (status := await state_of(survivor.session, server, orphan))["state"] == \
+            "TASK_STATE_WORKING":
+        assert asyncio.get_running_loop().time() < deadline, "the orphan was not taken over"
+        await asyncio.sleep(0.2)
+    assert status["state"] == "TASK_STATE_FAILED"
+    assert "replica running this task stopped" in status["message"]["parts"][0]["text"]
+    again = await pinned(server, 2)  # a new process in its place
+    assert again.pid != doomed.pid
+    assert f"worker 2 (pid {doomed.pid}) exited (killed by signal 9): starting it again" \
+        in server.log()
+    done = await again.rpc("SendMessage", {"message": {
+        "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
+    assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_grpc_on_the_shared_port_and_a_clean_stop(store: str, started: Any) -> None:
+    server = await started(store)
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        events = [e async for e in stub.SendStreamingMessage(pb.SendMessageRequest(
+            message=pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
+                               parts=[pb.Part(text="stream 3")])))]
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    assert await server.stop() == 0
+    log = server.log()
+    assert log.count("drained:") == 3 and "every worker stopped" in log
+
+
+async def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path,
+                                                            started: Any, pinned: Any) -> None:
+    server = await started(f"sqlite:///{tmp_path / 'tasks.db'}", "--drain-notice", "0")
+    pids = [(await pinned(server, n)).pid for n in (1, 2, 3)]
+    server.proc.kill()
+    for pid in pids:
+        for _ in range(200):
+            if not _alive(pid):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError(f"worker pid {pid} outlived its supervisor")
+
+
+def _alive(pid: int) -> bool:
+    """Running (not gone, nor a zombie waiting for whoever adopted it)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+async def test_the_memory_store_is_refused() -> None:
+    with pytest.raises(AssertionError, match="the workers share the store"):
+        await start_server("serve", "--workers", "2", "--store", "memory")
+
+
+async def test_workers_on_redis_use_it_instead_of_the_hub(tmp_path: Path, started: Any,
+                                                          pinned: Any) -> None:
+    prefix = await redis_prefix()
+    try:
+        server = await started(f"sqlite:///{tmp_path / 'tasks.db'}", "--bus", bus_url(prefix))
+        runner, watcher = await pinned(server, 3), await pinned(server, 1)
+        task_id = await start_task(runner.session, server, "slow 1")
+        async with subscribe(watcher.session, server, task_id) as resp:
+            events, _ = parse_sse(await asyncio.wait_for(resp.text(), 30))
+        assert what(events[-1].data) == "status TASK_STATE_COMPLETED"
+        ready = await watcher.session.get(server.url + "/readyz")
+        assert (await ready.json())["bus"] == "ok"
+    finally:
+        await drop_prefix(prefix)
