@@ -27,6 +27,7 @@ strictly as ours (benchmarks/drive.py). Only text parts are handled.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import uuid
@@ -223,8 +224,11 @@ async def main(http_port: int, grpc_port: int) -> None:
     runner = web.AppRunner(http_app(), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers((grpc_handlers(),))
+    # Variants measured by benchmarks/grpc_options.py: grpc.aio's server arguments
+    # (a JSON list of [name, value]) and GetTask answering the stored bytes as they are.
+    server = grpc.aio.server(options=[tuple(o) for o in json.loads(
+        os.environ.get("A2A_CEILING_GRPC_OPTIONS", "[]"))])
+    server.add_generic_rpc_handlers((grpc_handlers(os.environ.get("A2A_CEILING_RAW") == "1"),))
     server.add_insecure_port(f"127.0.0.1:{grpc_port}")
     await server.start()
     tune_collector()  # the collector as ours has it: a process setting, not work per call
@@ -232,6 +236,9 @@ async def main(http_port: int, grpc_port: int) -> None:
 
 
 if __name__ == "__main__":
-    import uvloop
+    if os.environ.get("A2A_CEILING_LOOP") == "asyncio":
+        asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    else:
+        import uvloop
 
-    uvloop.run(main(int(sys.argv[1]), int(sys.argv[2])))
+        uvloop.run(main(int(sys.argv[1]), int(sys.argv[2])))

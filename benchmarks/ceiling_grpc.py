@@ -95,14 +95,25 @@ async def grpc_stream(request: pb.SendMessageRequest,
         task_id=task.id, context_id=task.context_id, status=task.status))
 
 
-def grpc_handlers() -> grpc.GenericRpcHandler:
+async def grpc_get_raw(request: pb.GetTaskRequest, context: grpc.aio.ServicerContext) -> bytes:
+    """GetTask answering the task's stored bytes, unparsed (a raw-bytes handler)."""
+    await _versioned(context)
+    task = TASKS.pb_bytes(request.id)
+    if task is None:
+        await context.abort(grpc.StatusCode.NOT_FOUND, "task not found")
+        raise AssertionError  # abort raises
+    return task
+
+
+def grpc_handlers(raw: bool = False) -> grpc.GenericRpcHandler:
     def unary(fn: Any, request: Any, response: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(
             fn, request_deserializer=request.FromString,
-            response_serializer=response.SerializeToString)
+            response_serializer=response.SerializeToString if response else None)
     return grpc.method_handlers_generic_handler("lf.a2a.v1.A2AService", {
         "SendMessage": unary(grpc_send, pb.SendMessageRequest, pb.SendMessageResponse),
-        "GetTask": unary(grpc_get, pb.GetTaskRequest, pb.Task),
+        "GetTask": (unary(grpc_get_raw, pb.GetTaskRequest, None) if raw
+                    else unary(grpc_get, pb.GetTaskRequest, pb.Task)),
         "ListTasks": unary(grpc_list, pb.ListTasksRequest, pb.ListTasksResponse),
         "SendStreamingMessage": grpc.unary_stream_rpc_method_handler(
             grpc_stream, request_deserializer=pb.SendMessageRequest.FromString,

@@ -77,10 +77,14 @@ class Tasks:
             data = self.json[task_id] = orjson.dumps(dict_of(pb.Task.FromString(other)))
         return data
 
-    def as_pb(self, task_id: str) -> pb.Task | None:
+    def pb_bytes(self, task_id: str) -> bytes | None:
         data = self.pb.get(task_id)
         if data is None and (other := self.json.get(task_id)) is not None:
             data = self.pb[task_id] = pb_of(orjson.loads(other)).SerializeToString()
+        return data
+
+    def as_pb(self, task_id: str) -> pb.Task | None:
+        data = self.pb_bytes(task_id)
         return None if data is None else pb.Task.FromString(data)
 
     def newest(self, count: int) -> list[str]:

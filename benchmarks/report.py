@@ -49,6 +49,8 @@ class Report:
     bus: str = ""  # benchmarks/bus.py's section, rendered
     observe: str = ""  # benchmarks/observe.py's section, rendered
     faces: str = ""  # benchmarks/faces.py's section, rendered
+    workers: str = ""  # benchmarks/workers.py's section, rendered
+    grpc_options: str = ""  # benchmarks/grpc_options.py's section, rendered
 
     def measured(self) -> bool:
         """Anything for the results section (the bus has a section of its own)."""

@@ -21,6 +21,10 @@ tables give medians (min-max) and ratios; every answer is checked.
    a span exporter (`--only observe`).
 7. The HTTP faces (benchmarks/faces.py): aiohttp, and ASGI under uvicorn,
    alone and in FastAPI (`--only faces`).
+8. Workers (benchmarks/workers.py): `serve --workers N`, CPU time a call
+   (`--only workers`).
+9. grpc.aio's levers (benchmarks/grpc_options.py): loop, polling engine,
+   server arguments, raw bytes, on the ceiling and ours (`--only grpc-options`).
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -141,6 +145,17 @@ async def run(args: argparse.Namespace) -> report.Report:
         with tempfile.TemporaryDirectory() as tmp:
             out.faces = faces.render(await faces.run(args.rounds, args.seconds, Path(tmp),
                                                      progress))
+    if phase(args, "workers"):
+        from . import workers
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out.workers = workers.render(await workers.run(args.rounds, args.seconds,
+                                                           Path(tmp), progress))
+    if phase(args, "grpc-options"):
+        from . import grpc_options
+
+        out.grpc_options = grpc_options.render(await grpc_options.run(
+            args.rounds, args.seconds, progress))
     return out
 
 
@@ -165,7 +180,8 @@ def main() -> None:
     except ImportError:
         result = asyncio.run(run(args))
     text = report.render(result) if result.measured() else ""
-    print("\n\n".join(t for t in (text, result.bus, result.observe, result.faces) if t))
+    print("\n\n".join(t for t in (text, result.bus, result.observe, result.faces,
+                                   result.workers, result.grpc_options) if t))
     if not args.no_docs:
         if result.measured():
             report.write_docs(result, text)
@@ -181,6 +197,14 @@ def main() -> None:
             from . import faces
 
             faces.write_docs(result.faces)
+        if result.workers:
+            from . import workers
+
+            workers.write_docs(result.workers)
+        if result.grpc_options:
+            from . import grpc_options
+
+            grpc_options.write_docs(result.grpc_options)
 
 
 if __name__ == "__main__":
