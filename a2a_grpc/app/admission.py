@@ -50,8 +50,8 @@ class Admission(Layer):
         self.limit = options.max_inflight
         self.inflight = 0
         self.refusing: str | None = None  # why every new call is refused (draining)
-        self._idle = asyncio.Event()
-        self._idle.set()
+        # Made by `idle()` only: a call in progress costs no event to set and clear.
+        self._idle: asyncio.Future[None] | None = None
         self.shed = Counter("a2a_shed", "Calls refused at once by the process: at capacity, or "
                             "draining", ["why"], registry=registry)
         Gauge("a2a_inflight", "Calls in progress (streams while they open)",
@@ -63,7 +63,10 @@ class Admission(Layer):
 
     async def idle(self) -> None:
         """Until no call is in progress (bound it with asyncio.timeout)."""
-        await self._idle.wait()
+        if self.inflight:
+            if self._idle is None or self._idle.done():
+                self._idle = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._idle)
 
     def unary(self, rpc: str, req: Any, ctx: CallContext) -> Awaitable[Any]:
         return self._admitted(self.next[rpc], req, ctx)
@@ -85,10 +88,9 @@ class Admission(Layer):
                 f"this server has {self.limit} calls in progress, as many as it takes: "
                 "retry shortly (or on another replica)", retry_after=1)
         self.inflight += 1
-        self._idle.clear()
         try:
             return await call(req, ctx)
         finally:
             self.inflight -= 1
-            if not self.inflight:
-                self._idle.set()
+            if not self.inflight and self._idle is not None and not self._idle.done():
+                self._idle.set_result(None)

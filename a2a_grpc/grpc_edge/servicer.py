@@ -47,12 +47,13 @@ def peer_subject(context: Ctx) -> str | None:
 
 
 def call_context(context: Ctx) -> CallContext:
-    """Service parameters from gRPC metadata; repeated keys are comma-joined."""
+    """Service parameters from gRPC metadata; repeated keys are comma-joined.
+    Keys arrive lower case (HTTP/2 allows no other; grpc refuses the rest),
+    and only `-bin` keys carry bytes."""
     headers: dict[str, str] = {}
     for key, value in context.invocation_metadata() or ():
-        if key.endswith("-bin") or not isinstance(value, str):
+        if key.endswith("-bin"):
             continue
-        key = key.lower()
         headers[key] = f"{headers[key]},{value}" if key in headers else value
     return CallContext.from_headers(headers, lowered=True, peer=partial(peer_subject, context),
                                     remote=partial(peer_address, context))

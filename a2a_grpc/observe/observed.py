@@ -105,8 +105,11 @@ class ObservedService(Layer):
         the span, a failure too."""
         started, span = self._begin(rpc, req, ctx)
         try:
-            with tracing.current(span):
+            if span is None:  # no tracer: no context to enter (docs/benchmarks.md)
                 resp = await call(req, ctx)
+            else:
+                with tracing.current(span):
+                    resp = await call(req, ctx)
         except BaseException as exc:
             self._ended(rpc, started, span, exc)
             raise
