@@ -29,6 +29,8 @@ from a2a_grpc.bus.hub_wire import frame, read_frame
 
 log = logging.getLogger("a2a_grpc.workers")
 
+BEHIND_BYTES = 64 << 20  # events queued for one worker that does not read them
+
 
 @dataclass(eq=False)
 class _Worker:
@@ -88,9 +90,9 @@ class Hub:
     def _handle(self, worker: _Worker, kind: bytes, fields: list[bytes]) -> None:
         if kind in (b"P", b"X"):
             message = frame(b"E" if kind == b"P" else b"X", *fields)
-            for other in self._watchers.get(fields[0], ()):
+            for other in list(self._watchers.get(fields[0], ())):
                 if other is not worker:
-                    other.writer.write(message)
+                    self._relay(other, message)
         elif kind == b"S":
             self._subscribe(worker, fields[0], fields[1])
         elif kind == b"U":
@@ -106,6 +108,19 @@ class Hub:
             worker.writer.write(frame(b"W", fields[0], repr(wait).encode()))
         else:
             log.warning("a worker sent a frame of unknown kind %r", kind)
+
+    def _relay(self, worker: _Worker, message: bytes) -> None:
+        """An event to a worker, unless it stopped reading (hung): past
+        BEHIND_BYTES unread, its connection is closed, so it stops and is
+        started again, and its streams' clients resume elsewhere. The hub
+        never holds more than that for one worker."""
+        if worker.writer.transport.get_write_buffer_size() > BEHIND_BYTES:
+            if not worker.writer.is_closing():
+                log.error("a worker has not read %d bytes of events from the hub: closing "
+                          "its connection (it stops, and is started again)", BEHIND_BYTES)
+                worker.writer.close()
+            return
+        worker.writer.write(message)
 
     def _subscribe(self, worker: _Worker, token: bytes, task: bytes) -> None:
         watchers = self._watchers.setdefault(task, set())

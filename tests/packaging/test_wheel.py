@@ -76,6 +76,28 @@ async def test_serve_from_a_folder_with_a_bridge_and_a_generated_of_its_own(
         assert done.stderr.strip().endswith("pip install 'a2a-grpc[auth]'"), done.stderr
 
 
+async def test_workers_from_the_wheel_on_the_default_store(
+        installed: tuple[Path, Path], tmp_path: Path) -> None:
+    """`serve --workers 2` as installed: the supervisor runs its workers with
+    the virtualenv's Python; both answer on the one port, from the SQLite
+    file in the working directory."""
+    _, python = installed
+    async with serving(python, tmp_path, "--workers", "2") as (_, http_port):
+        base, seen = f"http://127.0.0.1:{http_port}", set()
+        for _ in range(200):
+            async with aiohttp.ClientSession(headers=HEADERS) as http:  # a new connection
+                async with http.post(base + "/message:send", json={"message": message()}) \
+                        as resp:
+                    assert (await resp.json())["task"]["status"]["state"] == \
+                        "TASK_STATE_COMPLETED"
+                async with http.get(base + "/metrics") as resp:
+                    seen.add((await resp.text()).split('a2a_worker_info{pid="')[1][:8])
+            if len(seen) == 2:
+                break
+        assert len(seen) == 2, "both workers answered"
+    assert (tmp_path / "a2a-grpc.db").exists()
+
+
 @pytest.mark.parametrize(("flags", "env", "extra"), [
     (("--bus", "redis://127.0.0.1:6379/0"), {}, "redis"),
     (("--store", "postgresql://postgres@127.0.0.1:5432/test"), {}, "postgres"),

@@ -11,6 +11,7 @@ import pytest
 
 from a2a_grpc.bus.hub import Hub
 from a2a_grpc.bus.hub_client import HubEventBus
+from a2a_grpc.bus.hub_wire import frame
 from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task
 
@@ -114,3 +115,29 @@ async def test_without_the_hub_streams_end_and_the_worker_stops(
 async def test_an_unreachable_hub_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="cannot reach the workers' hub"):
         await HubEventBus(str(tmp_path / "none.sock")).open()
+
+
+async def test_a_worker_that_stops_reading_is_cut_off(hub: tuple[Hub, str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hung worker: the hub holds at most BEHIND_BYTES for it, then closes
+    its connection (that worker stops and is started again)."""
+    monkeypatch.setattr("a2a_grpc.bus.hub.BEHIND_BYTES", 256 << 10)
+    publisher = await worker(hub[1])
+    reader, writer = await asyncio.open_unix_connection(hub[1])
+    writer.write(frame(b"S", b"1", b"t"))  # subscribes, then reads nothing
+    for _ in range(100):
+        if "t" in publisher._interest:
+            break
+        await asyncio.sleep(0.01)
+    big = StreamResponse(task=Task(id="x" * 10_000))
+    for seq in range(1, 2001):  # 20 MB, far past what a socket buffers
+        await publisher.publish("t", seq, big)
+        if writer.transport.is_closing() or reader.at_eof():
+            break
+    got = 0
+    async with asyncio.timeout(10):
+        while chunk := await reader.read(1 << 20):
+            got += len(chunk)
+    assert got < 20_000_000  # cut off, not fed everything
+    writer.close()
+    await publisher.close()
