@@ -63,7 +63,9 @@ Control = Callable[[str, tuple[str, str], str, bytes], Awaitable[bool]]
 
 
 class EventBus(Protocol):
-    published: int  # events this process published (metrics)
+    @property
+    def published(self) -> int:
+        """Events this process published (metrics)."""
 
     def backlog(self) -> int:
         """Events published but not yet taken by this process's subscribers."""

@@ -2,8 +2,8 @@
 by the supervisor): the in-process bus for the streams read here, the hub
 (hub.py) for the streams other workers read and for asking them.
 
-- A task's events reach this worker's subscribers at once, as on the
-  in-process bus, and go to the hub only while another worker subscribes to
+- A task's events reach this worker's subscribers at once, through the
+  in-process bus this one is built on, and go to the hub only while another worker subscribes to
   the task (the hub says so: `I`/`N`).
 - Subscribing to a task no other subscription here watches yet waits for the
   hub's answer: from then on every event of the task, wherever it is
@@ -22,11 +22,10 @@ import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 
-from a2a_grpc.bus.base import Control, Event, Published
+from a2a_grpc.bus.base import Control, Published, Subscription
 from a2a_grpc.bus.hub_wire import frame, read_frame
-from a2a_grpc.bus.local import Backlog, LocalSubscription, Subscribers
+from a2a_grpc.bus.local import Backlog, LocalEventBus
 from a2a_grpc.core.errors import UnavailableError
-from a2a_grpc.core.stream import Renderings
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -43,9 +42,8 @@ def _stop_process() -> None:
 class HubEventBus:
     def __init__(self, path: str, backlog: Backlog | None = None,
                  lost: Callable[[], None] = _stop_process) -> None:
-        self.path, self.limits, self._lost = path, backlog or Backlog(), lost
-        self.published = 0
-        self._subs: Subscribers[LocalSubscription] = Subscribers()
+        self.path, self._lost = path, lost
+        self._local = LocalEventBus(backlog)  # this worker's subscribers
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._interest: set[str] = set()  # tasks another worker subscribes to
@@ -82,18 +80,17 @@ class HubEventBus:
         finally:
             self._waiting.pop(token, None)
 
-    # -- publishing --
+    # -- this worker's streams, and the others' --
+
+    @property
+    def published(self) -> int:
+        return self._local.published
 
     def backlog(self) -> int:
-        return self._subs.queued()
+        return self._local.backlog()
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
-        self.published += 1
-        subs = self._subs.of(task_id)
-        if subs:
-            item = Event(seq, event, None, Renderings() if len(subs) > 1 else None)
-            for sub in subs:
-                sub.put(item)
+        await self._local.publish(task_id, seq, event)
         if task_id in self._interest:
             self._send(b"P", task_id.encode(), str(seq).encode(), event.SerializeToString())
             assert self._writer is not None
@@ -104,17 +101,13 @@ class HubEventBus:
             await self.publish(task_id, one.seq, one.event)
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
-        why = str(error) or type(error).__name__
-        for sub in self._subs.of(task_id):
-            sub.put(Event(0, StreamResponse(), error))
+        await self._local.publish_error(task_id, error)
         if task_id in self._interest:
-            self._send(b"X", task_id.encode(), why.encode())
-
-    # -- subscribing --
+            self._send(b"X", task_id.encode(), (str(error) or type(error).__name__).encode())
 
     @asynccontextmanager
-    async def subscribe(self, task_id: str) -> AsyncIterator[LocalSubscription]:
-        with self._subs.held(task_id, LocalSubscription(task_id, self.limits)) as sub:
+    async def subscribe(self, task_id: str) -> AsyncIterator[Subscription]:
+        async with self._local.subscribe(task_id) as sub:
             held = self._remote.get(task_id)
             if held is None:  # the first here: the hub is told, once for all of them
                 held = (0, asyncio.get_running_loop().create_task(self._request(
@@ -138,10 +131,10 @@ class HubEventBus:
                         self._send(b"U", task_id.encode())
 
     def subscriber_count(self, task_id: str) -> int:
-        return len(self._subs.of(task_id))
+        return self._local.subscriber_count(task_id)
 
     def interrupt(self, why: str) -> int:
-        return self._subs.interrupt(why)
+        return self._local.interrupt(why)
 
     # -- the other workers --
 
@@ -185,14 +178,11 @@ class HubEventBus:
             while True:
                 kind, fields = await read_frame(reader)
                 if kind == b"E":
-                    task_id = fields[0].decode()
-                    event = Event(int(fields[1]), StreamResponse.FromString(fields[2]))
-                    for sub in self._subs.of(task_id):
-                        sub.put(event)
+                    self._local.deliver(fields[0].decode(), int(fields[1]),
+                                        StreamResponse.FromString(fields[2]))
                 elif kind == b"X":
-                    error = UnavailableError(fields[1].decode())
-                    for sub in self._subs.of(fields[0].decode()):
-                        sub.put(Event(0, StreamResponse(), error))
+                    self._local.deliver_error(fields[0].decode(),
+                                              UnavailableError(fields[1].decode()))
                 elif kind == b"I":
                     self._interest.add(fields[1].decode())
                     if fields[0]:
@@ -214,7 +204,7 @@ class HubEventBus:
             self._writer.close()
         if not self._closing:
             log.error("%s: this worker stops", GONE)
-            self._subs.interrupt(f"{GONE}: resume the stream")
+            self._local.interrupt(f"{GONE}: resume the stream")
             for answer in self._waiting.values():
                 if not answer.done():
                     answer.set_exception(UnavailableError(f"{GONE}; try again shortly"))

@@ -189,6 +189,11 @@ class LocalEventBus:
 
     async def publish(self, task_id: str, seq: int, event: StreamResponse) -> None:
         self.published += 1
+        self.deliver(task_id, seq, event)
+
+    def deliver(self, task_id: str, seq: int, event: StreamResponse) -> None:
+        """Queue an event for this process's subscribers of the task (one
+        published here, or come from elsewhere: hub_client.py)."""
         subs = self._subs.of(task_id)
         if subs:
             item = Event(seq, event, None, Renderings() if len(subs) > 1 else None)
@@ -206,6 +211,9 @@ class LocalEventBus:
                     sub.put(item)
 
     async def publish_error(self, task_id: str, error: BaseException) -> None:
+        self.deliver_error(task_id, error)
+
+    def deliver_error(self, task_id: str, error: BaseException) -> None:
         for sub in self._subs.of(task_id):
             sub.put(Event(0, StreamResponse(), error))
 

@@ -169,11 +169,16 @@ async def delivered(http: aiohttp.ClientSession, servers: list[Server]) -> int:
     """Push notifications the replicas say they delivered, all told."""
     total = 0
     for server in servers:
-        async with http.get(server.url + "/metrics") as resp:
-            found = re.search(r'a2a_push_notifications_total\{outcome="delivered"\} (\d+)',
-                              await resp.text())
-        total += int(found.group(1)) if found else 0
+        total += await delivered_by(http, server.url)
     return total
+
+
+async def delivered_by(http: aiohttp.ClientSession, url: str) -> int:
+    """Push notifications the process `http` reaches at `url` says it delivered."""
+    async with http.get(url + "/metrics") as resp:
+        found = re.search(r'a2a_push_notifications_total\{outcome="delivered"\} (\d+)',
+                          await resp.text())
+    return int(found.group(1)) if found else 0
 
 
 async def test_each_push_notification_goes_out_once_from_three_replicas(
