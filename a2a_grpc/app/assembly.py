@@ -194,6 +194,8 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         renewing = asyncio.create_task(leases.run(), name="a2a-leases")
         cleanup.callback(renewing.cancel)
         bus.answer(handler.on_control)  # CancelTask from other replicas
+        if isinstance(bus, HubEventBus):  # workers: a worker gone is known at once
+            bus.holds_as(leases.holder, leases.take_over)
     elif recovered:
         log.warning("%d task(s) were still running when the server last stopped: %s",
                     recovered, "resumed" if agent.resumable else "marked FAILED")

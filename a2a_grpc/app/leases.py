@@ -49,6 +49,17 @@ class Leases:
                         "resumed" if self.handler.executor.resumable else "marked FAILED")
         return found
 
+    async def take_over(self, holder: str) -> None:
+        """`holder`'s replica is known to be gone (`serve --workers`' hub says
+        so): its leases end now, and this replica claims what it can of them.
+        Safe even were it still running: a claim fences its writer off."""
+        try:
+            await self.store.renew(holder, 0)
+            await self.recover()
+        except Exception:
+            log.exception("taking over the tasks of a stopped worker failed; they are "
+                          "taken over as their leases end")
+
     async def run(self) -> None:
         """Renew this replica's leases and take over expired ones, until cancelled."""
         while True:

@@ -15,8 +15,8 @@ this one supervising them.
   for a task another worker runs, and `--rate-limit`'s counts.
 - **Supervision.** A worker that exits while the server is not stopping is
   started again (at once, or after a pause growing to 30 s while it keeps
-  failing within 10 s of its start); its running tasks are taken over when
-  their leases end. SIGTERM/SIGINT drains every worker (each as `serve`
+  failing within 10 s of its start); the others take over its running tasks
+  at once (bus/hub.py). SIGTERM/SIGINT drains every worker (each as `serve`
   does) and exits; SIGHUP is passed on (reloads). Readiness comes from the
   workers' "READY=1" (app/process.py), and is passed on in turn.
 """
@@ -182,8 +182,8 @@ class Supervisor:
                 return
             quick = time.monotonic() - worker.started < QUICK_FAILURE_S
             worker.pause = min(max(worker.pause * 2, 1.0), MAX_PAUSE_S) if quick else 0.0
-            log.warning("worker %d (pid %d) exited (%s): starting it again%s; its running "
-                        "tasks are taken over as their leases end", worker.number,
+            log.warning("worker %d (pid %d) exited (%s): starting it again%s; the others "
+                        "take over the tasks it was running", worker.number,
                         worker.proc.pid, _exit(code),
                         f" in {worker.pause:g} s" if worker.pause else "")
             with contextlib.suppress(TimeoutError):

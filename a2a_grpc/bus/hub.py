@@ -14,6 +14,10 @@ a Unix socket (frames: hub_wire.py; the workers' side: hub_client.py).
   other worker; the first "done" answers, all "no" mean nobody runs it.
 - **Rates** (`--rate-limit`): each caller's token bucket lives here, so N
   requests a second are N across the workers.
+- **A worker gone** (its connection closed: it exited, was killed, or was cut
+  off): the others are told its lease holder, and take its running tasks
+  over at once instead of when their leases end. Safe whatever the reason:
+  a claim moves the task's epoch on, so a worker still writing is fenced.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class _Worker:
     writer: asyncio.StreamWriter
     watching: set[bytes] = field(default_factory=set)  # tasks it subscribes to
     told: set[bytes] = field(default_factory=set)  # tasks it was told others watch
+    holder: bytes = b""  # its lease holder, once it says
 
 
 @dataclass(eq=False)
@@ -103,6 +108,8 @@ class Hub:
             self._ask(worker, fields)
         elif kind == b"R":
             self._heard(self._asks, fields[0], worker, fields[1])
+        elif kind == b"O":
+            worker.holder = fields[0]
         elif kind == b"T":
             wait = self._take(fields[1], float(fields[2]), float(fields[3]))
             worker.writer.write(frame(b"W", fields[0], repr(wait).encode()))
@@ -200,6 +207,9 @@ class Hub:
         """A worker's connection closed (it stopped, or was killed): it watches
         nothing more, and the requests waiting on its answer stop waiting."""
         self._workers.discard(worker)
+        if worker.holder:  # its running tasks: the others take them over now
+            for other in self._workers:
+                other.writer.write(frame(b"D", worker.holder))
         for task in list(worker.watching):
             self._unsubscribe(worker, task)
         for pending in (self._subscribing, self._asks):

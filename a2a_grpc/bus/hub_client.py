@@ -19,8 +19,9 @@ import asyncio
 import itertools
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager, suppress
+from typing import Any
 
 from a2a_grpc.bus.base import Control, Published, Subscription
 from a2a_grpc.bus.hub_wire import frame, read_frame
@@ -51,6 +52,7 @@ class HubEventBus:
         self._waiting: dict[bytes, asyncio.Future[bytes]] = {}
         self._ids = itertools.count()
         self._on: Control | None = None
+        self._gone: Callable[[str], Coroutine[Any, Any, None]] | None = None
         self._handling: set[asyncio.Task[None]] = set()
         self._closing = False
 
@@ -151,6 +153,12 @@ class HubEventBus:
     def answer(self, on: Control) -> None:
         self._on = on
 
+    def holds_as(self, holder: str, gone: Callable[[str], Coroutine[Any, Any, None]]) -> None:
+        """Tell the hub this worker's lease holder; `gone(holder)` is called
+        with another worker's when that worker goes away."""
+        self._gone = gone
+        self._send(b"O", holder.encode())
+
     async def take(self, key: str, rate: float, burst: float) -> float | None:
         """Seconds to wait (0: a token was taken) for `key`'s rate across the
         workers, or None when the hub is away (the caller counts alone)."""
@@ -159,6 +167,11 @@ class HubEventBus:
                                              repr(burst).encode()))
         except (TimeoutError, UnavailableError):
             return None
+
+    def _handle(self, work: Coroutine[Any, Any, None]) -> None:
+        handling = asyncio.get_running_loop().create_task(work)
+        self._handling.add(handling)
+        handling.add_done_callback(self._handling.discard)
 
     async def _answer(self, token: bytes, fields: list[bytes]) -> None:
         kind, tenant, owner, task = (f.decode() for f in fields[:4])
@@ -190,10 +203,10 @@ class HubEventBus:
                 elif kind == b"N":
                     self._interest.discard(fields[0].decode())
                 elif kind == b"Q":
-                    handling = asyncio.get_running_loop().create_task(
-                        self._answer(fields[0], fields[1:]))
-                    self._handling.add(handling)
-                    handling.add_done_callback(self._handling.discard)
+                    self._handle(self._answer(fields[0], fields[1:]))
+                elif kind == b"D":
+                    if self._gone is not None:
+                        self._handle(self._gone(fields[0].decode()))
                 else:  # A, R, W: answers; H: the hub's hello
                     answer = self._waiting.get(fields[0] if fields else kind)
                     if answer is not None and not answer.done():

@@ -15,10 +15,12 @@ Kinds, worker to hub:
   T id key rate burst
                      take a token of a caller's rate (answered W id seconds)
   K token            the interest I token was heard
+  O holder           this worker's lease holder (app/leases.py)
 Hub to worker: A, E (= P), X, Q, R, W, and
   I token task       another worker subscribes: publish the task's events (answer K)
   N task             no other worker subscribes any more
   H                  (once, as a worker connects) the tasks watched so far were told
+  D holder           that holder's worker is gone: its leases may be taken at once
 """
 
 from __future__ import annotations

@@ -141,3 +141,18 @@ async def test_a_worker_that_stops_reading_is_cut_off(hub: tuple[Hub, str],
     assert got < 20_000_000  # cut off, not fed everything
     writer.close()
     await publisher.close()
+
+
+async def test_the_others_hear_the_lease_holder_of_a_worker_gone(
+        hub: tuple[Hub, str]) -> None:
+    doomed, survivor = await worker(hub[1]), await worker(hub[1])
+    heard: asyncio.Queue[str] = asyncio.Queue()
+
+    async def gone(holder: str) -> None:
+        await heard.put(holder)
+
+    survivor.holds_as("survivor's", gone)
+    doomed.holds_as("doomed's", gone)
+    await doomed.close()
+    assert await asyncio.wait_for(heard.get(), 5) == "doomed's"
+    await survivor.close()
