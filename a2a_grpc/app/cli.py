@@ -200,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
         net = settings.network
         if args.command == "serve" and net.workers < 1:
             raise ValueError("--workers must be 1 or more")
+        if process.worker() is not None:
+            process.stop_with_parent()
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
             return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
+import signal
 import socket
 
 WORKER = "A2A_GRPC_WORKER"  # set by `serve --workers` in each worker: its number
+SUPERVISOR = "A2A_GRPC_SUPERVISOR"  # and the supervisor's pid
 
 
 def worker() -> int | None:
@@ -27,3 +31,17 @@ def notify(state: str) -> None:
             sock.sendto(f"{state}\nMAINPID={os.getpid()}".encode(), address)
     except OSError:
         pass  # a supervisor gone: nothing to tell
+
+
+def stop_with_parent() -> None:
+    """A worker gets SIGTERM (its usual drain) when its supervisor dies, even
+    SIGKILLed and whatever the bus (Linux's PR_SET_PDEATHSIG; elsewhere the
+    hub's connection closing tells a worker on the hub, not on Redis)."""
+    parent = int(os.environ.get(SUPERVISOR, "0")) or os.getppid()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the call: nobody would signal
+        signal.raise_signal(signal.SIGTERM)

@@ -17,7 +17,8 @@ this one supervising them.
   started again (at once, or after a pause growing to 30 s while it keeps
   failing within 10 s of its start); the others take over its running tasks
   at once (bus/hub.py). SIGTERM/SIGINT drains every worker (each as `serve`
-  does) and exits; SIGHUP is passed on (reloads). Readiness comes from the
+  does) and exits; SIGHUP is passed on (reloads). Workers get SIGTERM when
+  the supervisor dies, even SIGKILLed (app/process.py). Readiness comes from the
   workers' "READY=1" (app/process.py), and is passed on in turn.
 """
 
@@ -139,6 +140,7 @@ class Supervisor:
             args += ["--metrics-port",
                      str(self.settings.observability.metrics_port + worker.number - 1)]
         env = {**os.environ, process.WORKER: str(worker.number),
+               process.SUPERVISOR: str(os.getpid()),
                "NOTIFY_SOCKET": str(self.folder / "notify.sock")}
         worker.ready.clear()
         worker.started = time.monotonic()

@@ -235,11 +235,23 @@ async def test_grpc_on_the_shared_port_and_a_clean_stop(store: str, started: Any
     assert log.count("drained:") == 3 and "every worker stopped" in log
 
 
-async def test_workers_stop_when_their_supervisor_is_killed(tmp_path: Path,
-                                                            started: Any, pinned: Any) -> None:
-    server = await started(f"sqlite:///{tmp_path / 'tasks.db'}", "--drain-notice", "0")
-    pids = [(await pinned(server, n)).pid for n in (1, 2, 3)]
-    server.proc.kill()
+@pytest.mark.parametrize("bus", ["hub", "redis"])
+async def test_workers_stop_when_their_supervisor_is_killed(
+        tmp_path: Path, started: Any, pinned: Any, bus: str) -> None:
+    prefix = await redis_prefix() if bus == "redis" else ""
+    flags = ("--bus", bus_url(prefix)) if prefix else ()
+    try:
+        server = await started(f"sqlite:///{tmp_path / 'tasks.db'}", "--drain-notice", "0",
+                               *flags)
+        pids = [(await pinned(server, n)).pid for n in (1, 2, 3)]
+        server.proc.kill()
+        await _all_gone(pids)
+    finally:
+        if prefix:
+            await drop_prefix(prefix)
+
+
+async def _all_gone(pids: list[int]) -> None:
     for pid in pids:
         for _ in range(200):
             if not _alive(pid):
