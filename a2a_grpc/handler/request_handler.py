@@ -202,7 +202,10 @@ class RequestHandler:
             if taken is not None:
                 outcome = await elsewhere(scope, taken, at_once)
         elif isinstance(outcome, TaskFencedError):  # another replica took the task over
-            outcome = await elsewhere(scope, outcome.task_id, at_once)
+            try:
+                outcome = await elsewhere(scope, outcome.task_id, at_once)
+            except TaskNotFoundError:
+                pass  # never stored (its first write failed, a full disk): the retryable refusal
         if isinstance(outcome, BaseException):
             raise outcome
         if outcome.HasField("task"):  # else a direct reply: nothing to trim or hide
