@@ -55,6 +55,20 @@ def postgres_url(schema: str) -> str:
     return f"{POSTGRES}{sep}search_path={schema}"
 
 
+@asynccontextmanager
+async def durable_store_url(kind: str, tmp_path: Path) -> AsyncIterator[str]:
+    """A `--store` URL of a fresh durable store: "sqlite" (a file in `tmp_path`)
+    or "postgres" (a schema of its own, dropped after)."""
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tasks.db'}"
+        return
+    schema = await postgres_schema()
+    try:
+        yield postgres_url(schema)
+    finally:
+        await drop_schema(schema)
+
+
 Maker = Callable[[], Awaitable[TaskStore]]
 
 

@@ -25,7 +25,7 @@ from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import user_message
 from tests.processes import reap, start_server, wait_serving
-from tests.stores import drop_schema, postgres_schema, postgres_url
+from tests.stores import durable_store_url
 from tests.webhook import Webhook, start_webhook
 
 STREAMS, CHUNKS, SENDERS = 4, 3000, 8
@@ -33,12 +33,8 @@ STREAMS, CHUNKS, SENDERS = 4, 3000, 8
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-        return
-    schema = await postgres_schema()
-    yield postgres_url(schema)
-    await drop_schema(schema)
+    async with durable_store_url(request.param, tmp_path) as url:
+        yield url
 
 
 async def _start(store: str, keys: Path) -> tuple[object, grpc.aio.Channel, A2AServiceStub]:

@@ -34,7 +34,7 @@ from tests.integration.test_replicas import (
 )
 from tests.processes import Server, reap, start_server
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
-from tests.stores import drop_schema, postgres_schema, postgres_url
+from tests.stores import durable_store_url
 from tests.webhook import start_webhook
 
 WORKER = re.compile(r'a2a_worker_info\{pid="(\d+)",worker="(\d+)"\} 1')
@@ -42,14 +42,8 @@ WORKER = re.compile(r'a2a_worker_info\{pid="(\d+)",worker="(\d+)"\} 1')
 
 @pytest.fixture(params=["sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'tasks.db'}"
-        return
-    schema = await postgres_schema()
-    try:
-        yield postgres_url(schema)
-    finally:
-        await drop_schema(schema)
+    async with durable_store_url(request.param, tmp_path) as url:
+        yield url
 
 
 class Pinned:
