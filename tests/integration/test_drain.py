@@ -56,9 +56,13 @@ async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
     server = await start_server("serve", "--store", f"sqlite:///{tmp_path}/tasks.db",
                                 "--drain-notice", "5", "--grace", "3")
     try:
-        async with aiohttp.ClientSession() as http:
-            stream = await http.post(server.url + "/", headers=V10,
-                                     json=rpc("SendStreamingMessage", send_params("slow 30")))
+        # The stream has a session of its own: the server ends it (resume elsewhere)
+        # and closes its connection, and a pool the polls share could take that
+        # connection back as the close arrives and send a POST on it, which no
+        # HTTP/1.1 client retries (a client race, as with any idle close).
+        async with aiohttp.ClientSession() as streaming, aiohttp.ClientSession() as http:
+            stream = await streaming.post(server.url + "/", headers=V10,
+                                          json=rpc("SendStreamingMessage", send_params("slow 30")))
             first = json.loads((await _next_data(stream))["data"])["result"]
             task_id = first["task"]["id"]
             server.proc.send_signal(signal.SIGTERM)
