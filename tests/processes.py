@@ -59,6 +59,15 @@ class Server:
             self.drainer.join(10)
         return "".join(self.output)
 
+    async def logged(self, text: str, count: int = 1) -> None:
+        """Until its log holds `text` `count` times (30 s at most): a log line
+        is the only sign of some things (a reload), so it is polled."""
+        deadline = asyncio.get_running_loop().time() + 30
+        while self.log().count(text) < count:
+            assert asyncio.get_running_loop().time() < deadline, \
+                f"never logged {text!r} {count} time(s):\n{self.log()}"
+            await asyncio.sleep(0.05)
+
     async def stop(self) -> int:
         """SIGTERM, and its exit code (15 s at most)."""
         self.proc.terminate()

@@ -55,14 +55,6 @@ async def rest_of(resp: Any) -> list[str]:
     return [what(e.data) for e in events]
 
 
-async def until_logged(server: Server, text: str) -> None:
-    deadline = asyncio.get_running_loop().time() + 30
-    while text not in server.log():
-        assert asyncio.get_running_loop().time() < deadline, \
-            f"never logged {text!r}:\n{server.log()}"
-        await asyncio.sleep(0.1)
-
-
 async def check_left_as_failed(http: aiohttp.ClientSession, servers: list[Server],
                                task_id: str, hook: Webhook) -> None:
     """The task as the survivor left it, everywhere, and nothing after it."""
@@ -106,7 +98,7 @@ async def test_a_replica_hung_past_its_lease_does_not_write_the_task_again(
                 os.kill(hung.proc.pid, signal.SIGCONT)
             assert seen_on_survivor[-1] == f"status TASK_STATE_FAILED {ORPHANED}"
             # Awake, its agent goes on: its next event is refused, and it says so.
-            await until_logged(hung, f"lost task {task_id}: another replica took it over")
+            await hung.logged(f"lost task {task_id}: another replica took it over")
             seen_on_hung = await rest_of(on_hung)  # follows the task as the survivor left it
             assert seen_on_hung[-1] == f"status TASK_STATE_FAILED {ORPHANED}", seen_on_hung
             assert not any(s.startswith("artifact") or "COMPLETED" in s for s in seen_on_hung)
@@ -140,7 +132,7 @@ async def test_a_replica_cut_off_from_the_store_does_not_write_the_task_again(
             finally:
                 proxy.drop_next = 0  # back
             assert seen_on_survivor[-1] == f"status TASK_STATE_FAILED {ORPHANED}"
-            await until_logged(cut_off, f"lost task {task_id}")
+            await cut_off.logged(f"lost task {task_id}")
             await check_left_as_failed(http, [cut_off, survivor], task_id, hook)
             done = await rpc(http, cut_off, "SendMessage", {"message": {
                 "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": "hi"}]}})
@@ -170,7 +162,7 @@ async def test_a_task_canceled_elsewhere_while_its_replica_hung_stays_canceled(
         finally:
             os.kill(hung.proc.pid, signal.SIGCONT)
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
-        await until_logged(hung, f"lost task {task_id}: it is canceled: a final task takes "
+        await hung.logged(f"lost task {task_id}: it is canceled: a final task takes "
                                  "no more events")
         for server in (hung, other):
             assert (await rpc(http, server, "GetTask", {"id": task_id}))["status"]["state"] \

@@ -15,19 +15,12 @@ import aiohttp
 import pytest
 
 from a2a_grpc.auth.basic import hash_password
-from tests.processes import ROOT, Server, reap, start_server
+from tests.processes import ROOT, reap, start_server
 
 
 def send(text: str = "hello") -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
         "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}]}}}
-
-
-async def until_logged(server: Server, text: str, count: int = 1) -> None:
-    deadline = asyncio.get_running_loop().time() + 20
-    while server.log().count(text) < count:
-        assert asyncio.get_running_loop().time() < deadline, f"never logged {text!r}"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_config_file_variables_and_flags(tmp_path: Path,
@@ -90,7 +83,7 @@ async def test_credentials_files_reload_on_sighup(tmp_path: Path) -> None:
             keys.write_text("bob:key-two\n")
             users.write_text(f"dave:{hash_password('pw-two')}\n")
             server.proc.send_signal(signal.SIGHUP)
-            await until_logged(server, "Basic users reloaded")
+            await server.logged("Basic users reloaded")
             assert "API keys reloaded" in server.log()
             assert await status(**{"X-API-Key": "key-one"}) == 401  # gone with the old file
             assert await status(**{"X-API-Key": "key-two"}) == 200
@@ -98,7 +91,7 @@ async def test_credentials_files_reload_on_sighup(tmp_path: Path) -> None:
             assert await status(Authorization=_basic("dave", "pw-two")) == 200
             keys.write_text("no colon on this line\n")  # a broken file keeps the old keys
             server.proc.send_signal(signal.SIGHUP)
-            await until_logged(server, "API keys not reloaded")
+            await server.logged("API keys not reloaded")
             assert await status(**{"X-API-Key": "key-two"}) == 200
     finally:
         reap(server.proc)

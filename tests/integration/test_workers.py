@@ -283,3 +283,29 @@ async def test_workers_on_redis_use_it_instead_of_the_hub(tmp_path: Path, starte
         assert (await ready.json())["bus"] == "ok"
     finally:
         await drop_prefix(prefix)
+
+
+async def test_sighup_to_the_supervisor_reloads_every_worker(
+        tmp_path: Path, started: Any, pinned: Any) -> None:
+    """SIGHUP is passed on: each worker takes the API keys file as it now is."""
+    keys = tmp_path / "keys.txt"
+    keys.write_text("alice:key-one\n")
+    server = await started(f"sqlite:///{tmp_path / 'tasks.db'}", "--api-keys", str(keys))
+    clients = [await pinned(server, n) for n in (1, 2, 3)]
+
+    async def statuses(key: str) -> list[int]:
+        found = []
+        for client in clients:
+            async with client.session.post(server.url + "/", json={
+                    "jsonrpc": "2.0", "id": 1, "method": "GetTask",
+                    "params": {"id": str(uuid.uuid4())}},
+                    headers={**HEADERS, "X-API-Key": key}) as resp:
+                found.append(resp.status)
+        return found
+
+    assert await statuses("key-one") == [200] * 3  # admitted: TaskNotFound, in the body
+    keys.write_text("bob:key-two\n")
+    server.proc.send_signal(signal.SIGHUP)
+    await server.logged("API keys reloaded", 3)
+    assert await statuses("key-one") == [401] * 3
+    assert await statuses("key-two") == [200] * 3
