@@ -11,8 +11,7 @@ only decode, call and encode; every protocol rule is here or in `core`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from collections.abc import Callable
 
 from google.protobuf.empty_pb2 import Empty
 
@@ -32,7 +31,6 @@ from a2a_grpc.core.validate import validate
 from a2a_grpc.execution import run as runs
 from a2a_grpc.execution.actors import ActorRegistry
 from a2a_grpc.execution.hosted import Hosted, agent_for
-from a2a_grpc.execution.run import Run
 from a2a_grpc.generated.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
@@ -53,10 +51,10 @@ from a2a_grpc.generated.a2a_pb2 import (
 from a2a_grpc.handler.access import Access
 from a2a_grpc.handler.generations import Generations, PreviewOptions
 from a2a_grpc.handler.housekeeping import RESTARTED, Housekeeping
-from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.intake import Intake
 from a2a_grpc.handler.parameters import PREVIEW_VERSIONS, SUPPORTED_VERSIONS
 from a2a_grpc.handler.push_configs import PushConfigCalls
+from a2a_grpc.handler.sending import SendCalls
 from a2a_grpc.handler.streaming import StreamCalls
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.push.configs import PushConfigs
@@ -65,9 +63,7 @@ from a2a_grpc.push.secrets import SecretBox
 from a2a_grpc.stores import (
     Claim,
     MemoryTaskStore,
-    MessageTakenError,
     Scope,
-    TaskFencedError,
     TaskStore,
 )
 
@@ -118,10 +114,12 @@ class RequestHandler:
         self._configs = PushConfigs(self.store, push_secrets)
         self._intake = Intake(executor, self._actors, self.store, self._configs,
                               self.push_policy, max_parts, interrupted_only, self.card_of)
-        self._streams = StreamCalls(self._access, self.bus, self.store, self._start)
         self._push = PushConfigCalls(self._access, self._configs, self.push_policy)
         self.housekeeping = Housekeeping(self._access, executor, self.bus, self._actors,
                                          self._intake)
+        self._sends = SendCalls(self._access, self.generations, self._intake, self.store,
+                                self.housekeeping.settled_elsewhere)
+        self._streams = StreamCalls(self._access, self.bus, self.store, self._sends.start)
         if replicated:
             async def forward(req: SendMessageRequest, scope: Scope, task_id: str) -> bool:
                 return await self.bus.ask("message", scope, task_id, req.SerializeToString())
@@ -160,72 +158,10 @@ class RequestHandler:
         """Stop all running agent work (server shutdown)."""
         await self._actors.close()
 
-    # -- SendMessage / SendStreamingMessage --
-
-    def _start(
-        self, req: SendMessageRequest, ctx: CallContext,
-        before: Callable[[str], Awaitable[None]] | None = None, scope: Scope | None = None,
-    ) -> Coroutine[Any, Any, Run | Duplicate | Forwarded]:
-        """The checks of a send, then the intake's coroutine (handed back, not
-        awaited in one more of our own: every send goes through here)."""
-        self._access.preflight(ctx)
-        self.generations.incoming(req, ctx)
-        if req.configuration.HasField("task_push_notification_config"):
-            self._access.require_push(ctx)
-        if scope is None:
-            scope = self._access.scope(req.tenant, ctx)
-        return self._intake.start(req, ctx, scope, before)
+    # -- SendMessage (sending.py) --
 
     async def send_message(self, req: SendMessageRequest, ctx: CallContext) -> SendMessageResponse:
-        scope = self._access.scope(req.tenant, ctx)
-        started = await self._start(req, ctx, None, scope)
-        elsewhere = self.housekeeping.settled_elsewhere  # another replica runs the task
-        config = req.configuration  # read once: a protobuf read costs about a call
-        at_once = config.return_immediately
-        outcome: SendMessageResponse | BaseException
-        if isinstance(started, Forwarded):
-            outcome = await elsewhere(scope, started.task_id, at_once)
-        elif isinstance(started, Duplicate) and started.run is None:
-            # A retry of a send whose run this process does not hold (done, or on
-            # another replica): answered as that send is, once the task settles.
-            assert started.task_id is not None
-            outcome = await elsewhere(scope, started.task_id, at_once)
-        else:
-            run = started.run if isinstance(started, Duplicate) else started
-            assert run is not None
-            if at_once:
-                outcome = await self._await_start(run)
-            else:  # the final or interrupted state (or the run's hand-off)
-                outcome = await run.settled
-        if isinstance(outcome, MessageTakenError):  # another replica's task: answer with it
-            taken = await self.store.task_for_message(scope, req.message.message_id)
-            if taken is not None:
-                outcome = await elsewhere(scope, taken, at_once)
-        elif isinstance(outcome, TaskFencedError):  # another replica took the task over
-            try:
-                outcome = await elsewhere(scope, outcome.task_id, at_once)
-            except TaskNotFoundError:
-                pass  # never stored (its first write failed, a full disk): the retryable refusal
-        if isinstance(outcome, BaseException):
-            raise outcome
-        if outcome.HasField("task"):  # else a direct reply: nothing to trim or hide
-            task = outcome.task
-            self.generations.task(lifecycle.trim_history(
-                task, lifecycle.history_length_of(config)), ctx)
-        return outcome
-
-    @staticmethod
-    async def _await_start(run: Run) -> SendMessageResponse | BaseException:
-        """What a send with returnImmediately waits for: the run's first event."""
-        error = await run.started
-        if error is not None:
-            return error
-        if run.settled.done():
-            return run.settled.result()
-        try:
-            return await run.actor.committed_response()
-        except Exception as exc:
-            return exc
+        return await self._sends.send_message(req, ctx)
 
     # -- tasks --
 
