@@ -172,6 +172,7 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     signer = keys.signer()
     store = await open_store(stored.url)
     cleanup.push_async_callback(store.close)
+    await store.register_server(alone=not stored.bus)  # before it recovers a task
     bus = await open_bus(stored.bus, Backlog(events=stored.stream_backlog))
     cleanup.push_async_callback(bus.close)
     handler = RequestHandler(agent, card, store=store, bus=bus, push_policy=push.policy,

@@ -32,7 +32,7 @@ from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.push.secrets import SecretBox
-from a2a_grpc.stores import DEFAULT_URL, open_store
+from a2a_grpc.stores import DEFAULT_URL, StoreInUseError, open_store
 from a2a_grpc.stores.backup import backup
 
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                              tuple(args.forward_header)), net.loop)
     except ValueError as exc:
         parser.error(str(exc))
-    except MissingExtraError as exc:
+    except (MissingExtraError, StoreInUseError) as exc:
         print(f"a2a-grpc: {exc}", file=sys.stderr)
         return 1
     except PortInUseError as exc:

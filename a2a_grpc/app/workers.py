@@ -87,12 +87,21 @@ class Supervisor:
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
     async def run(self) -> int:
-        net = self.settings.network
         if self.settings.store.url == "memory":
             raise ValueError("--workers: the workers share the store: use the SQLite default "
                              "or PostgreSQL, not --store memory")
-        # Created or migrated here once, not by N workers at once; a bad --store stops here.
-        await (await open_store(self.settings.store.url)).close()
+        # Created or migrated here once, not by N workers at once; a bad --store, or one
+        # a server without a bus is on, stops here. Held until the end: the workers
+        # are replicas, and the store is theirs to share while one is restarted.
+        store = await open_store(self.settings.store.url)
+        try:
+            await store.register_server(alone=False)
+            return await self._supervise()
+        finally:
+            await store.close()
+
+    async def _supervise(self) -> int:
+        net = self.settings.network
         held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
         self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
         loop = asyncio.get_running_loop()

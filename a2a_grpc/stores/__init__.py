@@ -14,14 +14,17 @@ from a2a_grpc.stores.base import (
     Claim,
     Delivery,
     LeaseStore,
-    MessageTakenError,
     PushStore,
     Scope,
     StoredTask,
-    StoreUnavailableError,
-    TaskFencedError,
     TaskLog,
     TaskStore,
+)
+from a2a_grpc.stores.errors import (
+    MessageTakenError,
+    StoreInUseError,
+    StoreUnavailableError,
+    TaskFencedError,
 )
 from a2a_grpc.stores.memory import MemoryTaskStore
 
@@ -36,6 +39,7 @@ __all__ = [
     "MessageTakenError",
     "PushStore",
     "Scope",
+    "StoreInUseError",
     "StoreUnavailableError",
     "StoredTask",
     "TaskFencedError",

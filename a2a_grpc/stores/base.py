@@ -37,34 +37,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Generator, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from a2a_grpc.core.errors import UnavailableError
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
-
-
-class StoreUnavailableError(UnavailableError):
-    default_message = "The task store is unavailable; try again shortly"
-
-
-class MessageTakenError(StoreUnavailableError):
-    """A new task's user messageId was recorded by another server first (replicas
-    sharing a store, the same message sent to two at once): the send is a
-    duplicate of that server's task."""
-
-    default_message = "This messageId was recorded by another server first; try again"
-
-
-class TaskFencedError(StoreUnavailableError):
-    """An append refused by the fence (see the module's doc): the writer's view of
-    the task is stale. `taken` is True when another replica claimed the task
-    (this one's lease ended). Retryable for a caller: a new attempt reads the
-    task as it now stands."""
-
-    default_message = "This task was changed by another server meanwhile; try again"
-
-    def __init__(self, task_id: str, why: str, *, taken: bool = False) -> None:
-        super().__init__(f"task {task_id}: {why}")
-        self.task_id, self.why, self.taken = task_id, why, taken
 
 
 class _Committed:
@@ -308,6 +282,12 @@ class TaskStore(TaskLog, LeaseStore, PushStore, Protocol):
     # Told how long each transaction took: (op, seconds), op being "commit" (a
     # group of appends), "read" or "write". Durable stores only; None: not told.
     timings: Callable[[str, float], None] | None
+
+    async def register_server(self, alone: bool) -> None:
+        """Count this process among the servers of the store, until `close`:
+        `alone` (a server without a bus) as the only one, else as one of its
+        replicas (each on the bus). Raises StoreInUseError when a server
+        already on the store cannot share it with this one."""
 
     async def ping(self) -> bool:
         """Does the store answer a query? (Readiness; raising means no.)"""

@@ -13,7 +13,7 @@ from typing import NamedTuple, cast
 
 from a2a_grpc.core import states
 from a2a_grpc.generated.a2a_pb2 import TaskState
-from a2a_grpc.stores.base import TaskFencedError
+from a2a_grpc.stores.errors import TaskFencedError
 from a2a_grpc.stores.writes import TERMINAL
 
 
@@ -30,7 +30,8 @@ def refusal(task_id: str, seq: int, epoch: int, found: Fence | None) -> TaskFenc
     if found is None:
         if seq == 1:
             return None
-        return TaskFencedError(task_id, "it is no longer stored (deleted meanwhile)")
+        return TaskFencedError(task_id, "it is not stored (deleted meanwhile, or its first "
+                               "write failed)")
     if found.epoch != epoch:
         return TaskFencedError(task_id, "another replica took it over after this one's "
                                "lease on it ended", taken=True)

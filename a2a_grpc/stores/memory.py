@@ -133,6 +133,9 @@ class MemoryTaskStore:
                                  body: bytes) -> None:
         self._contexts[(scope, context_id, name)] = bytes(body)
 
+    async def register_server(self, alone: bool) -> None:
+        return None  # in this process's memory: no other server can be on it
+
     async def ping(self) -> bool:
         return True
 

@@ -21,16 +21,8 @@ from typing import Any
 from a2a_grpc.core import states
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
-from a2a_grpc.stores.base import (
-    Appended,
-    AppendedEvent,
-    Claim,
-    Delivery,
-    MessageTakenError,
-    Scope,
-    StoredTask,
-    StoreUnavailableError,
-)
+from a2a_grpc.stores.base import Appended, AppendedEvent, Claim, Delivery, Scope, StoredTask
+from a2a_grpc.stores.errors import MessageTakenError, StoreUnavailableError
 from a2a_grpc.stores.fence import Fence, refusal
 from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, write_batch
 from a2a_grpc.stores.sql_leases import renewal

@@ -24,6 +24,8 @@ suspends, so each unit of work is driven to completion inside the thread.
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from a2a_grpc.stores.base import Scope
+from a2a_grpc.stores.errors import StoreInUseError
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 from a2a_grpc.stores.sql_batch import write_batch
 from a2a_grpc.stores.sqlite_wal import Checkpointer
@@ -95,6 +98,7 @@ class SqliteTaskStore(SqlTaskStore):
         self.busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
+        self._serving: int | None = None  # the lock file's descriptor (register_server)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
         self.checkpoints = Checkpointer(self.path)
 
@@ -125,21 +129,38 @@ class SqliteTaskStore(SqlTaskStore):
         reader.execute("PRAGMA query_only=1").fetchall()
         self._reader = reader
 
+    async def register_server(self, alone: bool) -> None:
+        """flock(2) on PATH.serving, exclusive when `alone`, else shared; the
+        kernel lets it go when the process ends, however it ends."""
+        lock = self.path.with_name(self.path.name + ".serving")
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, (fcntl.LOCK_EX if alone else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StoreInUseError(f"the SQLite store {self.path}", alone) from None
+        self._serving = fd
+
     async def close(self) -> None:
-        if self._conn is None:
-            return
-        await self._drain_writes()
-        await self.checkpoints.close()
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        try:
+            if self._conn is None:
+                return
+            await self._drain_writes()
+            await self.checkpoints.close()
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
-        def disconnect() -> None:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            def disconnect() -> None:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
 
-        await self._in_thread(disconnect)
+            await self._in_thread(disconnect)
+        finally:  # the store is let go once nothing more of this server can reach it
+            if self._serving is not None:
+                os.close(self._serving)
+                self._serving = None
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         def transaction() -> Any:

@@ -29,7 +29,8 @@ from typing import Any, NamedTuple, TypeVar
 from a2a_grpc.core import states
 from a2a_grpc.core.ids import nanos_of
 from a2a_grpc.generated.a2a_pb2 import Task
-from a2a_grpc.stores.base import Appended, Scope, StoreUnavailableError, TaskFencedError
+from a2a_grpc.stores.base import Appended, Scope
+from a2a_grpc.stores.errors import StoreUnavailableError, TaskFencedError
 
 log = logging.getLogger("a2a_grpc.store")
 

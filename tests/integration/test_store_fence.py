@@ -75,7 +75,7 @@ async def test_the_log_grows_only_where_the_writer_left_it(store: TaskStore) -> 
         assert isinstance(error, TaskFencedError), seq
     missing = task(2, states.WORKING)
     error = await outcome(append(store, missing, 5, ev(missing)))
-    assert isinstance(error, TaskFencedError) and "no longer stored" in str(error)
+    assert isinstance(error, TaskFencedError) and "is not stored (deleted meanwhile" in str(error)
     await store.append(ME, t, 3, status(t, states.COMPLETED))
     assert [s for s, _ in await store.events(ME, t.id, 0, 99)] == [1, 2, 3]
 

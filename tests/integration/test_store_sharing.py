@@ -1,0 +1,119 @@
+"""Who may serve one store at once, on real `serve` processes: a server
+without a bus is the only one on its store (at start-up it ends the runs it
+finds unfinished, taking them for its last life's); replicas, each on the
+bus, share it. A second server that would break that stops before it
+touches a task, saying what to do; the first one runs on, its task intact.
+On the SQLite default and on PostgreSQL (per schema)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.integration.test_replicas import HEADERS, start_task, state_of
+from tests.processes import Server, mounted_app, reap, spawn, start_server
+from tests.redis_bus import bus_url, drop_prefix, redis_prefix
+from tests.stores import durable_store_url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    async with durable_store_url(request.param, tmp_path) as url:
+        yield url
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[list[Server]]:
+    started: list[Server] = []
+    yield started
+    for server in started:
+        reap(server.proc)
+
+
+async def refused(*args: str) -> str:
+    """`serve ARGS` that must stop at start: exit code 1, and what it said."""
+    proc = spawn("serve", "--grpc-port", "0", "--http-port", "0", *args)
+    try:
+        out, _ = await asyncio.to_thread(proc.communicate, timeout=30)
+    finally:
+        reap(proc)
+    assert proc.returncode == 1, out
+    return out
+
+
+async def test_a_second_server_without_a_bus_is_refused(
+        store: str, servers: list[Server]) -> None:
+    first = await start_server("serve", "--store", store)
+    servers.append(first)
+    async with aiohttp.ClientSession(headers=HEADERS) as http:
+        task_id = await start_task(http, first, "slow 3")
+        said = await refused("--store", store)
+        assert "another a2a-grpc server is serving" in said and "--bus" in said
+        assert "marked FAILED" not in said  # stopped before it recovered a task
+        # the first one's run went on, untouched, to its end
+        for _ in range(200):
+            if (await state_of(http, first, task_id))["state"] == "TASK_STATE_COMPLETED":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the first server's task did not complete")
+
+
+async def test_a_replica_beside_a_server_without_a_bus_is_refused_and_the_other_way(
+        store: str, servers: list[Server]) -> None:
+    prefix = await redis_prefix()
+    try:
+        alone = await start_server("serve", "--store", store)
+        servers.append(alone)
+        said = await refused("--store", store, "--bus", bus_url(prefix))
+        assert "without a bus is serving" in said
+        assert await alone.stop() == 0
+        servers.append(await start_server("serve", "--store", store, "--bus", bus_url(prefix)))
+        servers.append(await start_server("serve", "--store", store, "--bus", bus_url(prefix)))
+        assert "another a2a-grpc server is serving" in await refused("--store", store)
+    finally:
+        await drop_prefix(prefix)
+
+
+async def test_the_store_is_free_again_once_its_server_is_killed(
+        store: str, servers: list[Server]) -> None:
+    first = await start_server("serve", "--store", store)
+    servers.append(first)
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait()
+    servers.append(await start_server("serve", "--store", store))
+
+
+async def test_workers_share_their_store_and_refuse_a_server_without_a_bus(
+        tmp_path: Path, servers: list[Server]) -> None:
+    url = f"sqlite:///{tmp_path / 'tasks.db'}"
+    servers.append(await start_server("serve", "--store", url, "--workers", "2"))
+    assert "another a2a-grpc server is serving" in await refused("--store", url)
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    servers.append(await start_server("serve", "--store", other))
+    said = await refused("--store", other, "--workers", "2")
+    assert "without a bus is serving" in said
+
+
+async def test_a_second_copy_of_the_mounted_app_without_a_bus_fails_its_start_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, servers: list[Server]) -> None:
+    """What `uvicorn --workers 2` without A2A_GRPC_BUS would do: two copies of
+    the FastAPI app of examples/mount_fastapi.py on one SQLite file."""
+    servers.append(await mounted_app(tmp_path, monkeypatch))
+    with pytest.raises(AssertionError, match="another a2a-grpc server is serving"):
+        await mounted_app(tmp_path, monkeypatch)
+
+
+async def test_servers_on_two_schemas_of_one_database_are_apart(
+        servers: list[Server], tmp_path: Path) -> None:
+    async with durable_store_url("postgres", tmp_path) as one, \
+            durable_store_url("postgres", tmp_path) as two:
+        servers.append(await start_server("serve", "--store", one))
+        servers.append(await start_server("serve", "--store", two))
+        for server in servers:
+            reap(server.proc)
