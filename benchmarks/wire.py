@@ -149,8 +149,8 @@ async def run(args: argparse.Namespace) -> report.Report:
         from . import workers
 
         with tempfile.TemporaryDirectory() as tmp:
-            out.workers = workers.render(await workers.run(args.rounds, args.seconds,
-                                                           Path(tmp), progress))
+            out.workers = workers.render(*await workers.run(args.rounds, args.seconds,
+                                                            Path(tmp), progress))
     if phase(args, "grpc-options"):
         from . import grpc_options
 

@@ -1,5 +1,6 @@
 """`make bench ARGS="--only workers"` (issue 50): what `serve --workers N`
-costs per call, counted in CPU time, on the SQLite default.
+costs per call, counted in CPU time, on the SQLite default and on
+PostgreSQL (left out, and said so, when it is unreachable).
 
 One process, 2 workers and 3 workers, every process of each on CPU 0 (the
 supervisor's affinity is its workers'): on one core the rate cannot grow,
@@ -15,10 +16,12 @@ Its section of docs/benchmarks.md sits between its own markers.
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from . import drive, report
+from .durable import POSTGRES, _drop, _schema
 from .measure import first_task, measure
 from .report import Row, _f
 from .servers import Server
@@ -26,8 +29,10 @@ from .servers import Server
 ROWS = [Row("SendMessage", "JSON-RPC", 32), Row("GetTask", "JSON-RPC", 32),
         Row("stream 100", "JSON-RPC", 4)]
 SETUPS = (1, 2, 3)
+STORES = ("SQLite", "PostgreSQL")
 BEGIN, END = "<!-- bench:workers -->", "<!-- /bench:workers -->"
-Found = dict[Row, dict[int, list[tuple[float, float]]]]  # row: workers: [(rate, cpu s/call)]
+Setup = tuple[str, int]  # (store, workers)
+Found = dict[Row, dict[Setup, list[tuple[float, float]]]]  # row: setup: [(rate, cpu s/call)]
 
 
 def tree_cpu(pid: int) -> float:
@@ -46,13 +51,39 @@ def tree_cpu(pid: int) -> float:
 
 
 async def run(rounds: int, seconds: float, folder: Path,
-              progress: Callable[[str], None]) -> Found:
-    servers = {n: Server("ours", store=f"sqlite:///{folder / f'w{n}.db'}", label=f"{n}",
+              progress: Callable[[str], None]) -> tuple[Found, str]:
+    """The rows on each store, and a note (PostgreSQL unreachable)."""
+    found: Found = {}
+    schemas: list[str] = []
+    note = ""
+    try:
+        for store in STORES:
+            urls = {n: f"sqlite:///{folder / f'w{n}.db'}" for n in SETUPS}
+            if store == "PostgreSQL":
+                tag = uuid.uuid4().hex[:8]
+                made = [await _schema(f"bench_workers_{n}_{tag}") for n in SETUPS]
+                schemas += [m for m in made if m is not None]
+                if None in made:
+                    note = f"PostgreSQL at {POSTGRES} is unreachable: its rows are left out."
+                    progress(note)
+                    break
+                sep = "&" if "?" in POSTGRES else "?"
+                urls = {n: f"{POSTGRES}{sep}search_path={m}"
+                        for n, m in zip(SETUPS, made, strict=True)}
+            await _store(store, urls, rounds, seconds, found, progress)
+    finally:
+        if schemas:
+            await _drop(schemas)
+    return found, note
+
+
+async def _store(store: str, urls: dict[int, str], rounds: int, seconds: float,
+                 found: Found, progress: Callable[[str], None]) -> None:
+    servers = {n: Server("ours", store=urls[n], label=f"{n}",
                          extra=[] if n == 1 else ["--workers", str(n)]) for n in SETUPS}
-    progress("starting ours as 1 process, 2 and 3 workers, all on CPU 0")
+    progress(f"starting ours on {store} as 1 process, 2 and 3 workers, all on CPU 0")
     for s in servers.values():
         s.start()
-    found: Found = {}
     try:
         for s in servers.values():
             s.wait_ready()
@@ -68,41 +99,45 @@ async def run(rounds: int, seconds: float, folder: Path,
                                                   else 1)
                     per_call = (tree_cpu(s.proc.pid) - before) / max(calls, 1)
                     if r:
-                        found.setdefault(row, {}).setdefault(n, []).append(
+                        found.setdefault(row, {}).setdefault((store, n), []).append(
                             (res.rate, per_call))
-                        progress(f"round {r}/{rounds} {row.title} {n} worker(s): "
+                        progress(f"round {r}/{rounds} {row.title} {store} {n} worker(s): "
                                  f"{res.rate:.0f}/s, {per_call * 1e6:.0f} µs CPU a call, "
                                  f"errors {res.errors}")
         await rpc.close()
     finally:
         for s in servers.values():
             s.stop()
-    return found
 
 
-def render(found: Found) -> str:
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def render(found: Found, note: str = "") -> str:
     lines = [BEGIN, "### Workers (issue 50): `serve --workers N`, counted", "",
-             "SQLite, JSON-RPC; every process on one core; medians. CPU per call: the CPU "
+             "JSON-RPC; every process on one core; medians. CPU per call: the CPU "
              "time of all the server's processes (supervisor and hub included) over the "
-             "calls served. On paper: N cores / that CPU time.", "",
-             "| scenario | conc. | workers | /s on 1 core | CPU µs a call | vs 1 process | "
-             "on paper, N cores /s |", "|---|---|---|---|---|---|---|"]
+             "calls served, against one process on the same store. On paper: N cores / "
+             "that CPU time.", *(["", note] if note else []), "",
+             "| scenario | conc. | store | workers | /s on 1 core | CPU µs a call | "
+             "vs 1 process | on paper, N cores /s |", "|---|---|---|---|---|---|---|---|"]
     for row in ROWS:
         got = found.get(row, {})
-        base = sorted(p for _, p in got.get(1, []))[len(got.get(1, [])) // 2] \
-            if got.get(1) else None
-        for n in SETUPS:
-            rates = [r for r, _ in got.get(n, [])]
-            costs = sorted(p for _, p in got.get(n, []))
-            if not costs:
-                continue
-            cost = costs[len(costs) // 2]
-            events = 103 if row.scenario.startswith("stream") else 1
-            unit = " ev" if events > 1 else ""
-            ratio = f"{cost / base:.2f}x" if base else ""
-            lines.append(f"| {row.scenario} | {row.concurrency} | {n} | "
-                         f"{_f(sorted(rates)[len(rates) // 2])}{unit} | {cost * 1e6:,.0f} | "
-                         f"{ratio} | {_f(n * events / cost)}{unit} |")
+        for store in STORES:
+            one = got.get((store, 1))
+            base = _median([p for _, p in one]) if one else None
+            for n in SETUPS:
+                measured = got.get((store, n))
+                if not measured:
+                    continue
+                cost = _median([p for _, p in measured])
+                events = 103 if row.scenario.startswith("stream") else 1
+                unit = " ev" if events > 1 else ""
+                ratio = f"{cost / base:.2f}x" if base else ""
+                lines.append(f"| {row.scenario} | {row.concurrency} | {store} | {n} | "
+                             f"{_f(_median([r for r, _ in measured]))}{unit} | "
+                             f"{cost * 1e6:,.0f} | {ratio} | {_f(n * events / cost)}{unit} |")
     return "\n".join([*lines, "", END])
 
 
