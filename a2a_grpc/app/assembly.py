@@ -172,9 +172,10 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     signer = keys.signer()
     store = await open_store(stored.url)
     cleanup.push_async_callback(store.close)
-    await store.register_server(alone=not stored.bus)  # before it recovers a task
     bus = await open_bus(stored.bus, Backlog(events=stored.stream_backlog))
     cleanup.push_async_callback(bus.close)
+    if not isinstance(bus, HubEventBus):  # a hub's workers: their supervisor counts them
+        await store.register_server(alone=not stored.bus)  # before it recovers a task
     handler = RequestHandler(agent, card, store=store, bus=bus, push_policy=push.policy,
                              interrupted_only=settings.agent.follow_ups == "interrupted",
                              replicated=bool(stored.bus), push_secrets=push.secrets,

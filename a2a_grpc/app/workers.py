@@ -91,11 +91,12 @@ class Supervisor:
             raise ValueError("--workers: the workers share the store: use the SQLite default "
                              "or PostgreSQL, not --store memory")
         # Created or migrated here once, not by N workers at once; a bad --store, or one
-        # a server without a bus is on, stops here. Held until the end: the workers
-        # are replicas, and the store is theirs to share while one is restarted.
+        # another server is on, stops here. Counted here for the workers until the end:
+        # on the hub they are one server, alone on the store (another group of workers
+        # would be on another hub); on Redis, replicas among any others on it.
         store = await open_store(self.settings.store.url)
         try:
-            await store.register_server(alone=False)
+            await store.register_server(alone=not self.bus)
             return await self._supervise()
         finally:
             await store.close()

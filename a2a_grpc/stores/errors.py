@@ -32,9 +32,9 @@ class StoreInUseError(RuntimeError):
                    "must be replicas, each with --bus (A2A_GRPC_BUS), or `serve --workers N` "
                    "on one machine; or stop the other one first")
         else:
-            why = (f"an a2a-grpc server without a bus is serving {where}: replicas need "
-                   "every server on the store on the bus; stop it, or start it again with "
-                   "--bus, first")
+            why = (f"an a2a-grpc server without --bus (alone, or `serve --workers` on its "
+                   f"own hub) is serving {where}: replicas need every server on the store on "
+                   "one bus; stop it, or start it again with --bus, first")
         super().__init__(why)
 
 

@@ -71,7 +71,7 @@ async def test_a_replica_beside_a_server_without_a_bus_is_refused_and_the_other_
         alone = await start_server("serve", "--store", store)
         servers.append(alone)
         said = await refused("--store", store, "--bus", bus_url(prefix))
-        assert "without a bus is serving" in said
+        assert "without --bus (alone, or `serve --workers` on its own hub) is serving" in said
         assert await alone.stop() == 0
         servers.append(await start_server("serve", "--store", store, "--bus", bus_url(prefix)))
         servers.append(await start_server("serve", "--store", store, "--bus", bus_url(prefix)))
@@ -89,15 +89,26 @@ async def test_the_store_is_free_again_once_its_server_is_killed(
     servers.append(await start_server("serve", "--store", store))
 
 
-async def test_workers_share_their_store_and_refuse_a_server_without_a_bus(
+async def test_workers_on_their_hub_are_one_server_alone_on_the_store(
         tmp_path: Path, servers: list[Server]) -> None:
+    """`serve --workers` on its supervisor's hub is one server: alone on its
+    store (another group of workers would be on another hub, and a replica on
+    Redis on no hub at all); it is refused beside a server without a bus."""
     url = f"sqlite:///{tmp_path / 'tasks.db'}"
     servers.append(await start_server("serve", "--store", url, "--workers", "2"))
     assert "another a2a-grpc server is serving" in await refused("--store", url)
+    assert "another a2a-grpc server is serving" in await refused("--store", url,
+                                                                 "--workers", "2")
+    prefix = await redis_prefix()
+    try:
+        said = await refused("--store", url, "--bus", bus_url(prefix))
+    finally:
+        await drop_prefix(prefix)
+    assert "on its own hub" in said
     other = f"sqlite:///{tmp_path / 'other.db'}"
     servers.append(await start_server("serve", "--store", other))
     said = await refused("--store", other, "--workers", "2")
-    assert "without a bus is serving" in said
+    assert "another a2a-grpc server is serving" in said
 
 
 async def test_a_second_copy_of_the_mounted_app_without_a_bus_fails_its_start_up(
