@@ -8,7 +8,6 @@ of the URL that are not connection options become server settings, e.g.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from functools import cache
@@ -16,16 +15,11 @@ from typing import Any
 
 import asyncpg
 
-from a2a_grpc.stores.errors import StoreInUseError
 from a2a_grpc.stores.fence import Fence
+from a2a_grpc.stores.pg_serving import ServingLock
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 
 MIGRATION_LOCK = 0x0A2A_0001  # pg_advisory_xact_lock key
-# register_server's session lock: (this, hashtext(the schema)), one per schema.
-SERVING_LOCK = 0x0A2A
-# On that lock's connection: a dead peer is found after 10 s idle + 3 probes 5 s apart.
-KEEPALIVES = {"tcp_keepalives_idle": "10", "tcp_keepalives_interval": "5",
-              "tcp_keepalives_count": "3"}
 
 
 @cache
@@ -64,7 +58,7 @@ class PostgresTaskStore(SqlTaskStore):
         self.dsn = dsn
         self._sizes = (min_size, max_size)
         self._pool: asyncpg.Pool | None = None
-        self._serving: asyncpg.Connection | None = None  # holds register_server's lock
+        self._serving: ServingLock | None = None  # register_server's
 
     async def open(self) -> None:
         try:
@@ -80,25 +74,10 @@ class PostgresTaskStore(SqlTaskStore):
         await self._run(migrate)
 
     async def register_server(self, alone: bool) -> None:
-        """A session advisory lock on the schema, exclusive when `alone`, else
-        shared, on a connection of its own: it goes when the connection does.
-        A server killed on this machine closes it at once; one whose host
-        died is seen gone by PostgreSQL's keep-alive probes, set here to about
-        30 s. Tried again for 3 s: a killed server's backend may not have gone
-        yet when its replacement starts."""
-        try:
-            conn = await asyncpg.connect(self.dsn, timeout=10, server_settings=KEEPALIVES)
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
-            raise OSError(f"cannot connect to the PostgreSQL store: {exc}") from exc
-        take = "pg_try_advisory_lock" if alone else "pg_try_advisory_lock_shared"
-        schema = await conn.fetchval("SELECT coalesce(current_schema(), '')")
-        for _ in range(30):
-            if await conn.fetchval(f"SELECT {take}($1, hashtext($2))", SERVING_LOCK, schema):
-                self._serving = conn
-                return
-            await asyncio.sleep(0.1)
-        await conn.close()
-        raise StoreInUseError(f"the PostgreSQL store (schema {schema})", alone)
+        """A session advisory lock on the schema, kept (pg_serving.py)."""
+        lock = ServingLock(self.dsn, alone)
+        await lock.take()
+        self._serving = lock
 
     async def close(self) -> None:
         try:
@@ -108,7 +87,7 @@ class PostgresTaskStore(SqlTaskStore):
                 self._pool = None
         finally:  # the store is let go once nothing more of this server can reach it
             if self._serving is not None:
-                await self._serving.close()
+                await self._serving.release()
                 self._serving = None
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:

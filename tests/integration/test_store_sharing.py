@@ -15,10 +15,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from a2a_grpc.stores.pg_serving import SERVING_LOCK
 from tests.integration.test_replicas import HEADERS, start_task, state_of
 from tests.processes import Server, mounted_app, reap, spawn, start_server
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
-from tests.stores import durable_store_url
+from tests.stores import POSTGRES, drop_schema, durable_store_url, postgres_schema, postgres_url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -128,3 +129,31 @@ async def test_servers_on_two_schemas_of_one_database_are_apart(
         servers.append(await start_server("serve", "--store", two))
         for server in servers:
             reap(server.proc)
+
+
+async def test_a_place_lost_on_postgres_is_taken_again(servers: list[Server]) -> None:
+    """The connection holding a server's place on PostgreSQL ends under it (as
+    when PostgreSQL restarts): the server takes its place again, so a second
+    server started after that is still refused."""
+    import asyncpg
+
+    schema = await postgres_schema()
+    try:
+        first = await start_server("serve", "--store", postgres_url(schema))
+        servers.append(first)
+        admin = await asyncpg.connect(POSTGRES, timeout=5)
+        try:
+            holders = await admin.fetch(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 "
+                "AND objsubid = 2 AND objid::bigint = (hashtext($2)::bigint & 4294967295)",
+                SERVING_LOCK, schema)
+            assert len(holders) == 1, holders
+            assert await admin.fetchval("SELECT pg_terminate_backend($1)", holders[0]["pid"])
+            await first.logged("is held again")
+        finally:
+            await admin.close()
+        assert "another a2a-grpc server is serving" in await refused("--store",
+                                                                     postgres_url(schema))
+        reap(first.proc)
+    finally:
+        await drop_schema(schema)
