@@ -160,7 +160,7 @@ class JsonRpcEndpoint:
             refused = None if in_batch else _refused(id_, exc)
             if refused is not None:
                 return refused
-            if method.streaming and id_ is not _NO_ID:
+            if method.streaming and id_ is not _NO_ID and not in_batch:
                 return sse.one_error(reply(id_, error=exc))
             return None if id_ is _NO_ID else reply(id_, error=exc)
         if method.streaming:

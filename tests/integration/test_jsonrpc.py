@@ -139,6 +139,24 @@ async def test_batch(s: Stack) -> None:
     assert listed[1]["result"]["totalSize"] == 2  # the notification did run
 
 
+@pytest.mark.parametrize("method", ["message/stream", "tasks/resubscribe",
+                                    "tasks/sendSubscribe", "SendStreamingMessage",
+                                    "SubscribeToTask"])
+async def test_batch_refuses_every_dialects_streaming_method(s: Stack, method: str) -> None:
+    """Each dialect's streaming method in a batch is that member's -32600,
+    whether its params would have failed first or not (0.3's and the first
+    draft's once answered HTTP 500 here)."""
+    for params in ({}, {"id": "nope"}, {"message": MSG}):
+        status, answer = await post(s, [{"jsonrpc": "2.0", "id": 1, "method": method,
+                                         "params": params},
+                                        {"jsonrpc": "2.0", "id": 2, "method": "GetTask",
+                                         "params": {"id": "nope"}}])
+        assert status == 200, answer
+        by_id = {a["id"]: a for a in answer}
+        assert code(by_id[1]) == -32600 and "on its own" in by_id[1]["error"]["message"]
+        assert code(by_id[2]) == -32001
+
+
 async def test_notifications_get_no_answer(s: Stack) -> None:
     status, answer = await post(s, {"jsonrpc": "2.0", "method": "SendMessage",
                                     "params": {"message": MSG}})

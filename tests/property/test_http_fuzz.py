@@ -12,6 +12,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from a2a_grpc.bridge.legacy import methods01 as v01_methods
+from a2a_grpc.bridge.legacy import methods03 as v03_methods
 from a2a_grpc.core.methods import METHODS
 from tests.conftest import StackFactory
 from tests.property.fuzzing import LEAKS, SETTINGS, one_stack, still_answers
@@ -116,4 +118,34 @@ async def test_any_path_query_and_headers(stack: StackFactory, verb: str, path: 
             text = text[:4000]
         assert resp.status < 500, (resp.status, text[:2000])
         _clean(text)
+    await still_answers(s)
+
+
+every_method = st.sampled_from([*sorted(METHODS), *sorted(v03_methods.METHODS),
+                                *sorted(v01_methods.METHODS), "Nope", ""])
+batch_member = st.fixed_dictionaries(
+    {"jsonrpc": st.just("2.0"), "method": every_method, "params": params},
+    optional={"id": st.none() | st.integers(0, 9) | st.text(max_size=4)}) | json_values
+
+
+@SETTINGS
+@given(members=st.lists(batch_member, min_size=1, max_size=4), head=headers)
+async def test_jsonrpc_batches_of_every_method_and_dialect(
+        stack: StackFactory, members: list[Any], head: dict[str, str]) -> None:
+    """A batch answers 200 (or 204 when all are notifications) with one JSON
+    object per member that has an id, streaming methods of every dialect
+    included (they get -32600 there), never a 5xx."""
+    s = await one_stack(stack)
+    head = {k: v for k, v in head.items() if k not in ("Transfer-Encoding", "Content-Encoding",
+                                                        "Accept")}
+    async with s.session.post(s.base_url + "/", data=json.dumps(members), headers=head) as resp:
+        text = await resp.text()
+        assert resp.status < 500, text
+        _clean(text)
+        assert "event-stream" not in resp.headers.get("Content-Type", ""), text[:2000]
+    if resp.status == 200 and text:
+        answers = json.loads(text)
+        for answer in answers if isinstance(answers, list) else [answers]:
+            if "error" in answer:
+                assert answer["error"]["code"] in KNOWN, answer
     await still_answers(s)
