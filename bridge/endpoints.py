@@ -112,6 +112,14 @@ def a2a_routes(
             router.add(verb, path, for_tenant(name, handler))
     for verb, path, handler in RestEndpoints(rest_service, **limits).routes(prefix):
         router.add(verb, path, handler)
+    if hosted:  # a name no agent has: answered as a call to an unknown agent
+        router.add("POST", f"/{{tenant}}{config.jsonrpc_path}", _as_named(jsonrpc))
+        unknown = _no_such_agent(hosted)
+        v03 = RestV03Endpoints(V03Service(rest_service, lambda: card.card, card_out), **limits)
+        for verb, path, handler in v03.routes(f"/{{tenant}}{prefix}"):
+            router.add(verb, path, unknown if path.endswith("/v1/card") else _as_named(handler))
+        router.add("GET", f"/{{tenant}}{card_module.PATH}", unknown)
+        router.add("GET", f"/{{tenant}}{card_module.OLD_PATH}", unknown)
     if inspector is not None:
         inspector.routes(router, lambda: card.card)
     return router
@@ -124,6 +132,29 @@ def for_tenant(name: str, handler: Handler) -> Handler:
         return await handler(request)
 
     return named
+
+
+def _as_named(handler: Handler) -> Handler:
+    """`handler`, for calls to the agent the path's first segment names: one
+    not hosted is refused by the tenancy layer as every unknown name is
+    (InvalidParams listing the agents), in the binding's own words."""
+    async def named(request: Incoming) -> Response:
+        request.state[TENANT] = request.match["tenant"]
+        return await handler(request)
+
+    return named
+
+
+def _no_such_agent(hosted: Mapping[str, HostedCard]) -> Handler:
+    listed = ", ".join(sorted(hosted))
+
+    async def not_hosted(request: Incoming) -> Response:
+        return error_response(MethodNotFoundError(
+            f"no agent named {request.match['tenant']!r} on this server; its agents are "
+            f"{listed}: each one's card is at /NAME{card_module.PATH}, and {CATALOG_PATH} "
+            "lists them"), http_status=404)
+
+    return not_hosted
 
 
 def _card_of(each: HostedCard) -> Callable[[], AgentCard]:

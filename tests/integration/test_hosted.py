@@ -126,6 +126,44 @@ async def test_grpc_without_an_agent_or_with_an_unknown_one_is_refused(hosting: 
         assert sent.task.artifacts[0].parts[0].text == "3 words"
 
 
+async def test_an_unknown_name_in_the_url_is_refused_on_every_http_binding(
+        hosting: Server) -> None:
+    """An agent name no agent has is InvalidParams listing the agents, in each
+    binding's own words (JSON-RPC at /NAME/ in every dialect, 1.0's and 0.3's
+    REST), and its card is a 404 pointing to the catalog."""
+    base = hosting.url
+    async with aiohttp.ClientSession() as http:
+        for method, params in (("SendMessage", message("hi")), ("GetTask", {"id": "x"}),
+                               ("message/send", {"message": {
+                                   "kind": "message", "messageId": "u03", "role": "user",
+                                   "parts": [{"kind": "text", "text": "hi"}]}}),
+                               ("tasks/send", {"id": "t01", "message": {
+                                   "role": "user", "parts": [{"type": "text", "text": "hi"}]}})):
+            async with http.post(f"{base}/nope/", json={"jsonrpc": "2.0", "id": 7,
+                                                        "method": method,
+                                                        "params": params}) as resp:
+                assert resp.status == 200, await resp.text()
+                body = await resp.json()
+            assert body["id"] == 7 and body["error"]["code"] == -32602, body
+            assert "'nope'" in body["error"]["message"]
+            assert "echo, words" in body["error"]["message"]
+        v03 = {"message": {"messageId": "u03r", "role": "ROLE_USER", "content": [{"text": "hi"}]}}
+        async with http.post(base + "/nope/message:send", json=message("hi")) as resp:
+            assert resp.status == 400
+            assert "echo, words" in (await resp.json())["error"]["message"]
+        async with http.post(base + "/nope/v1/message:send", json=v03) as resp:
+            assert resp.status == 422  # 0.3's REST words for InvalidParams
+            assert (await resp.json())["code"] == -32602
+        for card in (".well-known/agent-card.json", ".well-known/agent.json", "v1/card"):
+            async with http.get(f"{base}/nope/{card}") as resp:
+                assert resp.status == 404
+                text = (await resp.json())["error"]["message"]
+            assert "'nope'" in text and "echo, words" in text and "ai-catalog.json" in text
+        # the agents themselves are served as before
+        async with http.get(f"{base}/echo/.well-known/agent-card.json") as resp:
+            assert resp.status == 200
+
+
 async def test_a_url_and_a_tenant_naming_two_agents_are_refused(hosting: Server) -> None:
     async with aiohttp.ClientSession(headers=HEADERS) as http, http.post(
             hosting.url + "/echo/", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
