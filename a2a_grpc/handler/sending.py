@@ -13,6 +13,7 @@ from a2a_grpc.core.errors import TaskNotFoundError
 from a2a_grpc.execution.run import Run
 from a2a_grpc.generated.a2a_pb2 import SendMessageRequest, SendMessageResponse
 from a2a_grpc.handler.access import Access
+from a2a_grpc.handler.activation import Activations
 from a2a_grpc.handler.generations import Generations
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.intake import Intake
@@ -28,6 +29,7 @@ class SendCalls:
                  store: TaskStore, elsewhere: Elsewhere) -> None:
         self._access, self._generations, self._intake = access, generations, intake
         self._store, self._elsewhere = store, elsewhere
+        self.activations = Activations(store)
 
     def start(
         self, req: SendMessageRequest, ctx: CallContext,
@@ -77,6 +79,12 @@ class SendCalls:
             raise outcome
         if outcome.HasField("task"):  # else a direct reply: nothing to trim or hide
             task = outcome.task
+            if isinstance(started, Duplicate | Forwarded):
+                await self.activations.recall(scope, task.context_id, req.message.message_id,
+                                              ctx, started.run if isinstance(
+                                                  started, Duplicate) else None)
+            elif ctx.activated:
+                await self.activations.keep(scope, task.context_id, req.message.message_id, ctx)
             self._generations.task(lifecycle.trim_history(
                 task, lifecycle.history_length_of(config)), ctx)
         return outcome

@@ -21,6 +21,7 @@ from a2a_grpc.generated.a2a_pb2 import (
     SubscribeToTaskRequest,
 )
 from a2a_grpc.handler.access import Access
+from a2a_grpc.handler.activation import Activations
 from a2a_grpc.handler.follow import Follow, follow_task, one, open_tail, ready
 from a2a_grpc.handler.idempotency import Duplicate, Forwarded
 from a2a_grpc.handler.parameters import announces, last_event_id
@@ -35,6 +36,7 @@ Start = Callable[[SendMessageRequest, CallContext, Callable[[str], Awaitable[Non
 class StreamCalls:
     def __init__(self, access: Access, bus: EventBus, store: TaskStore, start: Start) -> None:
         self._access, self.bus, self.store, self._start = access, bus, store, start
+        self.activations = Activations(store)
 
     async def send_streaming_message(
         self, req: SendMessageRequest, ctx: CallContext
@@ -55,13 +57,20 @@ class StreamCalls:
             if isinstance(started, Duplicate):
                 release()
                 await stack.aclose()
-                stream = await self._duplicate_stream(started, self._access.scope(req.tenant, ctx))
+                scope = self._access.scope(req.tenant, ctx)
+                stream, context_id = await self._duplicate_stream(started, scope)
+                if context_id is not None:  # a task, not a direct reply
+                    await self.activations.recall(scope, context_id, req.message.message_id,
+                                                  ctx, started.run)
                 stream.announce = announces(ctx)
                 return stream
             run = started
             error = await run.started
             if error is not None:
                 raise error
+            if ctx.activated and not run.replied:  # the agent's, before its first event
+                await self.activations.keep(self._access.scope(req.tenant, ctx),
+                                            run.actor.context_id, req.message.message_id, ctx)
         except BaseException:
             release()
             await stack.aclose()
@@ -77,8 +86,10 @@ class StreamCalls:
         return EventStream(follow, ready=lambda: ready(sub.peek(), first - 1),
                            announce=announces(ctx), first_sent=release, sharing=follow)
 
-    async def _duplicate_stream(self, dup: Duplicate, scope: Scope) -> EventStream:
-        """A retried stream: the task as it stands and what follows, or the reply."""
+    async def _duplicate_stream(self, dup: Duplicate,
+                                scope: Scope) -> tuple[EventStream, str | None]:
+        """A retried stream: the task as it stands and what follows, or the
+        reply; and the task's contextId (None for a reply)."""
         if dup.run is not None:
             error = await dup.run.started
             if error is not None:
@@ -86,16 +97,18 @@ class StreamCalls:
             if dup.run.replied:
                 reply = await dup.run.settled
                 assert not isinstance(reply, BaseException)
-                return EventStream(one(dup.run.first_seq, StreamResponse(message=reply.message)))
+                return EventStream(one(dup.run.first_seq,
+                                       StreamResponse(message=reply.message))), None
         task_id = dup.task_id or (dup.run.actor.task_id if dup.run is not None else None)
         assert task_id is not None
         tail = await open_tail(self.bus, self.store, scope, task_id)
+        context_id = tail.task.context_id
         # A handed-off task: its first stream ended at the hand-off, and so does this one.
         if tail.state in states.SETTLED or await self.store.handed_off(scope, task_id):
             await tail.stack.aclose()
-            return EventStream(one(tail.seq, StreamResponse(task=tail.task)))
+            return EventStream(one(tail.seq, StreamResponse(task=tail.task))), context_id
         return EventStream(follow_task(tail, None), ready=lambda: ready(tail.sub.peek(), tail.seq),
-                           sharing=tail)
+                           sharing=tail), context_id
 
     async def subscribe_to_task(
         self, req: SubscribeToTaskRequest, ctx: CallContext

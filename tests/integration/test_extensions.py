@@ -8,7 +8,9 @@ stream is numbered for it."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
+from pathlib import Path
 
 import grpc
 import pytest
@@ -20,6 +22,7 @@ from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
+from a2a_grpc.stores import open_store
 from tests.conftest import StackFactory
 
 STAMP = "https://example.com/a2a/ext/stamp/v1"
@@ -138,3 +141,63 @@ async def test_a_03_client_asks_by_03s_header_name_and_reads_it_back(
             "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "content": [{"text": "hi"}]}},
             headers={"X-A2A-Extensions": STAMP}) as resp:
         assert resp.headers["X-A2A-Extensions"] == STAMP, await resp.text()
+
+
+class HeldStamping(Stamping):
+    """Stamps, then holds the task working until `release` is set."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        context.activate_extension(STAMP)
+        await events.working("held")
+        await self.release.wait()
+        await events.artifact("stamped")
+        await events.complete()
+
+
+@pytest.mark.parametrize("binding", ["GRPC", "JSONRPC", "HTTP+JSON"])
+async def test_a_retried_send_names_what_the_first_activated(
+        stack: StackFactory, tmp_path: Path, binding: str) -> None:
+    """A retry (the same messageId) starts no run, and is answered as the first
+    send was: with the extensions its agent activated, if the retry asks for
+    them; while the run goes on, once it is done, after a restart of the
+    server on the same store, and for a retried stream."""
+    url = f"sqlite:///{tmp_path}/tasks.db"
+    agent = HeldStamping()
+    s = await stack(agent, card=agent.card, store=await open_store(url))
+    options = ClientOptions(prefer=[binding], extensions=[STAMP])
+    asking = A2AClient.from_card(s.card(), options)
+    plain = A2AClient.from_card(s.card(), ClientOptions(prefer=[binding]))
+    sent, streamed = message(), message()
+    sent.configuration.return_immediately = True
+    try:
+        first = await asking.send_message(sent)
+        assert first.task.status.state == pb.TASK_STATE_WORKING
+        assert asking.activated() == (STAMP,)
+        running = await asking.send_message(sent)  # the run still going
+        assert running.task.id == first.task.id
+        assert asking.activated() == (STAMP,)
+        agent.release.set()
+        assert [e async for e in asking.send_streaming_message(streamed)]
+        sent.configuration.return_immediately = False
+        done = await asking.send_message(sent)  # from the store
+        assert done.task.id == first.task.id and asking.activated() == (STAMP,)
+        await plain.send_message(sent)  # not asked for: not named
+        assert plain.activated() == ()
+        again = [e async for e in asking.send_streaming_message(streamed)]
+        assert again[-1].HasField("task") and asking.activated() == (STAMP,)
+    finally:
+        await asking.close()
+        await plain.close()
+    await s.handler.close()
+    await s.handler.store.close()
+    restarted = await stack(agent, card=agent.card, store=await open_store(url))
+    after = A2AClient.from_card(restarted.card(), options)
+    try:
+        done = await after.send_message(sent)
+        assert done.task.id == first.task.id
+        assert after.activated() == (STAMP,)
+    finally:
+        await after.close()
