@@ -190,7 +190,9 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
                       _shared_rate(stored.bus, bus, limits, cleanup))
     for checking in [verifiers, *(v for v in configured.values() if v is not verifiers)]:
         cleanup.callback(on_hangup(reloader(auth, checking)))
-    leases = Leases(handler, store, stored.lease) if stored.bus else None
+    readiness = Readiness(store, bus if stored.bus else None)
+    leases = Leases(handler, store, stored.lease,
+                    lambda: readiness.draining) if stored.bus else None
     recovered = await handler.recover() if leases is None else await leases.recover()
     if leases is not None:
         renewing = asyncio.create_task(leases.run(), name="a2a-leases")
@@ -198,6 +200,7 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         bus.answer(handler.on_control)  # CancelTask from other replicas
         if isinstance(bus, HubEventBus):  # workers: a worker gone is known at once
             bus.holds_as(leases.holder, leases.take_over)
+        cleanup.callback(leases.stop)  # before the store closes
     elif recovered:
         log.warning("%d task(s) were still running when the server last stopped: %s",
                     recovered, "resumed" if agent.resumable else "marked FAILED")
@@ -214,7 +217,6 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         grpc_server = await start_grpc(handler, net.host, net.grpc_port, admission, tls,
                                        metrics)
         cleanup.push_async_callback(grpc_server.stop, net.grace)
-    readiness = Readiness(store, bus if stored.bus else None)
     if grpc_server is not None:
         watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")
         cleanup.callback(watching.cancel)

@@ -13,6 +13,9 @@ the tasks they run.
 - At start-up a replica claims only expired leases: starting one never
   touches the tasks of the others. (One process alone, without `--bus`,
   recovers every task left running at start-up, as before.)
+- A replica that is stopping (draining, or closing its store) takes over
+  nothing: on a clean stop of `serve --workers` every worker stops, and what
+  one leaves is the next start's to recover.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Callable
 
 from a2a_grpc.handler.housekeeping import ORPHANED
 from a2a_grpc.handler.request_handler import RequestHandler
@@ -30,12 +34,23 @@ log = logging.getLogger("a2a_grpc.replicas")
 
 
 class Leases:
-    def __init__(self, handler: RequestHandler, store: LeaseStore, seconds: float) -> None:
+    def __init__(self, handler: RequestHandler, store: LeaseStore, seconds: float,
+                 stopping: Callable[[], bool] = lambda: False) -> None:
+        """`stopping()`: is this server draining? (Then it takes nothing over.)"""
         if seconds <= 0:
             raise ValueError("--lease must be > 0 seconds")
         self.handler, self.store, self.seconds = handler, store, seconds
         self.holder = uuid.uuid4().hex
+        self._stopping, self._stopped = stopping, False
         store.hold(self.holder, seconds)
+
+    def stop(self) -> None:
+        """From now on take nothing over (the store is about to close)."""
+        self._stopped = True
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopped or self._stopping()
 
     def claim(self) -> Claim:
         now = time.time_ns()
@@ -53,10 +68,16 @@ class Leases:
         """`holder`'s replica is known to be gone (`serve --workers`' hub says
         so): its leases end now, and this replica claims what it can of them.
         Safe even were it still running: a claim fences its writer off."""
+        if self.stopping:
+            log.info("a worker stopped while this one stops too: its unfinished tasks, if "
+                     "any, are left to the next start")
+            return
         try:
             await self.store.renew(holder, 0)
             await self.recover()
         except Exception:
+            if self.stopping:  # began stopping meanwhile: its store may be closed
+                return
             log.exception("taking over the tasks of a stopped worker failed; they are "
                           "taken over as their leases end")
 

@@ -229,6 +229,26 @@ async def test_grpc_on_the_shared_port_and_a_clean_stop(store: str, started: Any
     assert log.count("drained:") == 3 and "every worker stopped" in log
 
 
+async def test_a_stopping_worker_takes_nothing_over_and_logs_no_error(
+        store: str, started: Any, pinned: Any) -> None:
+    """SIGTERM to the supervisor while worker 1 runs a task: the other two
+    drain and exit at once, worker 1 hears they are gone while it drains, and
+    takes none of their tasks over (its store may be closing); the clean stop
+    logs no error."""
+    server = await started(store)
+    one = await pinned(server, 1)
+    held = await one.rpc("SendMessage", {
+        "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                    "parts": [{"text": "slow 6"}]},
+        "configuration": {"returnImmediately": True}})
+    assert held["task"]["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    assert await server.stop() == 0
+    log = server.log()
+    assert log.count("drained:") == 3 and "every worker stopped" in log
+    assert "left to the next start" in log
+    assert "ERROR" not in log and "Traceback" not in log, log
+
+
 @pytest.mark.parametrize("bus", ["hub", "redis"])
 async def test_workers_stop_when_their_supervisor_is_killed(
         tmp_path: Path, started: Any, pinned: Any, bus: str) -> None:
