@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
 from google.protobuf import json_format
 
 from a2a_grpc.app.http import (
+    Draining,
     HttpOptions,
     http_interfaces,
+    linger,
     start_http,
     tune_collector,
     wait_for_signal,
@@ -45,9 +48,10 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
     passing on the credentials in `forward` headers (beside the usual ones)."""
     base = gateway_card(upstream, card_file)
     service = UpstreamService(upstream, forward=forward)
-    runner = None
+    runner, flag = None, Draining()
     try:
-        runner, port = await start_http(service, base, http, grace, metrics=Metrics())
+        runner, port = await start_http(service, base, http, grace, metrics=Metrics(),
+                                        drains=flag)
         # The upstream may number events its own way: no resumable-streams promise.
         runner.app[CARD].update(public_card(base, http_interfaces(http, port), resumable=False))
         log.info("listening: HTTP on %s", host_port(http.host, port))
@@ -55,7 +59,13 @@ async def gateway(upstream: str, http: HttpOptions, card_file: Path | None = Non
                  host_port(http.host, port), upstream)
         tune_collector()
         await wait_for_signal()
+        # As serve drains: every answer from now on closes its connection, and
+        # the gateway waits for its clients to let go of theirs (up to `grace`)
+        # rather than closing one under a request its client is sending.
         log.info("shutting down: draining calls for up to %.0f s", grace)
+        flag.draining = True
+        left = await linger(runner, asyncio.get_running_loop().time() + grace)
+        log.info("drained%s", f"; {left} connection(s) still open, closed" if left else "")
     finally:
         if runner is not None:
             await runner.cleanup()

@@ -10,7 +10,7 @@ import gc
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -25,6 +25,20 @@ from a2a_grpc.core.contract import A2AService
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe.metrics import Metrics
+
+
+class Drains(Protocol):
+    """What says the server is shutting down (health.Readiness, or `Draining`)."""
+
+    @property
+    def draining(self) -> bool: ...
+
+
+@dataclass(slots=True)
+class Draining:
+    """The drain flag of a face that checks nothing else (the gateway)."""
+
+    draining: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,14 +57,17 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      readiness: Readiness | None = None,
                      inspector: Inspector | None = None,
                      hosted: Mapping[str, CardEndpoint] | None = None,
+                     drains: Drains | None = None,
                      ) -> tuple[web.AppRunner, int]:
     """Start the bridge; returns its runner and the port it got. `hosted`: the
-    cards of the agents of a server hosting several, by name."""
+    cards of the agents of a server hosting several, by name. `drains` (else
+    `readiness`): once it says so, every response closes its connection."""
     app = create_app(service, card, options.config, jwks, metrics,
                      None if readiness is None else readiness.probe, observed=True,
                      inspector=inspector, hosted=hosted)
-    if readiness is not None:
-        app.on_response_prepare.append(_closing_while(readiness))
+    drains = drains or readiness
+    if drains is not None:
+        app.on_response_prepare.append(_closing_while(drains))
     ssl_context = None
     if options.tls is not None:
         ssl_context = options.tls.ssl_context()
@@ -71,7 +88,7 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
     return runner, port
 
 
-def _closing_while(readiness: Readiness) -> Any:
+def _closing_while(readiness: Drains) -> Any:
     """Once the server drains, every response says `Connection: close` and its
     connection is closed after it: a client's pool never keeps a connection
     that the server will close under its next request."""

@@ -74,6 +74,35 @@ async def test_bridge_command_in_front_of_a_server_process(tmp_path: Path) -> No
     assert codes == [0, 0]
 
 
+async def test_the_gateway_drains_without_closing_a_connection_under_a_request() -> None:
+    """SIGTERM to `a2a-grpc bridge`: a client that kept its connection alive is
+    still answered on it, the answer says `Connection: close`, and once no
+    connection is left the gateway exits at once (well before its grace)."""
+    upstream = await start_server("serve")
+    front = await start_server("bridge", "--upstream", upstream.target, "--grace", "30")
+    body = {"message": {"messageId": "d1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+    try:
+        connector = aiohttp.TCPConnector(limit=1)  # one connection, kept alive
+        async with aiohttp.ClientSession(connector=connector) as session:
+            async with session.post(front.url + "/message:send", json=body) as resp:
+                assert resp.status == 200 and resp.headers.get("Connection") != "close"
+                await resp.read()
+            front.proc.send_signal(signal.SIGTERM)
+            await front.logged("shutting down")
+            body["message"]["messageId"] = "d2"
+            async with session.post(front.url + "/message:send", json=body) as resp:
+                answer = await resp.json()
+                assert resp.status == 200 and resp.headers["Connection"] == "close"
+            assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        started = asyncio.get_running_loop().time()
+        assert await asyncio.to_thread(front.proc.wait, 15) == 0
+        assert asyncio.get_running_loop().time() - started < 10
+        assert "drained" in front.log() and "Traceback" not in front.log()
+    finally:
+        reap(front.proc)
+        reap(upstream.proc)
+
+
 async def test_resume_through_the_gateway(gateway: GatewayFactory) -> None:
     g = await gateway()
     async with g.session.post(g.base_url + "/message:stream", json={"message": {
