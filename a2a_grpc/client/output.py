@@ -29,6 +29,9 @@ class Output:
         self.as_json = as_json
         self.out_dir = out_dir
         self.live = stream.isatty() and not as_json
+        # Artifacts a stream built from appended chunks: their text parts are
+        # pieces of one text (a model's tokens), shown joined in the summary.
+        self._appended: set[str] = set()
 
     def json(self, msg: Message) -> None:
         print(json.dumps(json_format.MessageToDict(msg), ensure_ascii=False), file=self.stream)
@@ -75,10 +78,18 @@ class Output:
 
     def artifact(self, art: pb.Artifact) -> None:
         label = art.name or art.artifact_id
-        for part in art.parts:
+        joined = art.artifact_id in self._appended
+        texts: list[str] = []
+        for i, part in enumerate(art.parts):
             kind = part.WhichOneof("content")
             if kind == "text":
-                print(f"  [{label}] {part.text}", file=self.stream)
+                texts.append(part.text)
+                if joined and i + 1 < len(art.parts) and art.parts[i + 1].WhichOneof(
+                        "content") == "text":
+                    continue  # the next chunk goes on this text
+                text = "".join(texts).rstrip("\n").replace("\n", "\n    ")
+                texts.clear()
+                print(f"  [{label}] {text}", file=self.stream)
             elif kind == "raw":
                 path = self.save(part)
                 print(f"  [{label}] saved {path} ({len(part.raw)} bytes)", file=self.stream)
@@ -136,6 +147,8 @@ class Output:
                     pass  # display only: the server is the judge of the lifecycle
             if kind == "artifact_update":
                 chunks += 1
+                if event.artifact_update.append:
+                    self._appended.add(event.artifact_update.artifact.artifact_id)
             state = states.name(task.status.state) if task is not None else state
             if self.as_json:
                 continue

@@ -113,7 +113,27 @@ async def test_a_terminal_gets_a_live_progress_line(url: str) -> None:
     screen = b"".join(chunks).decode()
     assert code == 0
     assert "\rworking · 4 chunks" in screen or "\rcompleted · 4 chunks" in screen
-    assert "(context" in screen and "[chunks] chunk 4/4" in screen
+    assert "(context" in screen and "[chunks] chunk 1/4chunk 2/4chunk 3/4chunk 4/4" in screen
+
+
+async def test_a_streamed_answer_is_summed_up_as_one_text(stack: StackFactory) -> None:
+    """Chunks appended to one artifact are pieces of one text: the summary after
+    the stream shows it whole, on one line (lines of its own indented), while an
+    artifact sent whole keeps its parts apart."""
+    async def script(ctx: RequestContext, ev: TaskEvents) -> None:
+        await ev.working()
+        answer = None
+        for i, piece in enumerate(["The ", "weather: ", "sunny,\n", "21 °C"]):
+            answer = await ev.artifact(piece, artifact_id=answer, name="answer", append=i > 0)
+        await ev.artifact([pb.Part(text="one"), pb.Part(text="two")], name="notes")
+        await ev.complete()
+
+    url = await expose(await stack(ScriptedAgent(script)))
+    code, out, _ = await cli("stream", url, "weather?")
+    assert code == 0
+    summary = out[out.index("(context"):].splitlines()
+    assert summary[1:] == ["  [answer] The weather: sunny,", "    21 °C",
+                           "  [notes] one", "  [notes] two"], out
 
 
 async def test_cancel_subscribe_and_push(url: str) -> None:
