@@ -12,9 +12,12 @@
 - Each tool call and its result are WORKING status notes.
 - A tool that needs approval (`requires_approval=True`) or whose result
   comes from outside (`CallDeferred`) pauses the task as INPUT_REQUIRED,
-  asking for it. The next message of the task answers: for an approval,
+  asking for it. The next message of that task answers: for an approval,
   "yes" (or y, ok, approve) approves every call waiting, anything else
   denies them with that text; for a deferred call, the text is its result.
+  A message on the same contextId that starts a new task is a new prompt:
+  it runs on the conversation without the paused turn, which goes on,
+  answered by its own task, and joins the conversation when it ends.
 - CancelTask stops the run; an exception fails the task with its message.
 """
 
@@ -52,27 +55,70 @@ except ImportError as exc:  # pragma: no cover - the extra names what to install
 log = logging.getLogger("a2a_grpc.adapters.pydantic_ai")
 STATE = "pydantic-ai"  # the name the conversation is kept under
 YES = {"yes", "y", "ok", "approve", "approved"}
+ANY_TASK = "*"  # a paused turn kept by a release that did not say whose task it was
+
+
+@dataclass
+class _Paused:
+    """A task's turn waiting on tool calls: its run's messages (the conversation
+    it started from, `base` of them, then its own), and the calls it waits on."""
+
+    messages: list[Any]
+    base: int
+    approvals: list[str] = field(default_factory=list)  # tool call ids to approve or deny
+    calls: list[str] = field(default_factory=list)  # tool call ids whose results come from us
 
 
 @dataclass
 class _Conversation:
-    """What is kept of a contextId: the messages, and the calls the agent waits on."""
+    """What is kept of a contextId: the turns that ended, and the paused ones by task."""
 
     messages: list[Any] = field(default_factory=list)
-    approvals: list[str] = field(default_factory=list)  # tool call ids to approve or deny
-    calls: list[str] = field(default_factory=list)  # tool call ids whose results come from us
+    paused: dict[str, _Paused] = field(default_factory=dict)
 
     def dump(self) -> bytes:
-        return json.dumps({"messages": json.loads(ModelMessagesTypeAdapter.dump_json(
-            self.messages)), "approvals": self.approvals, "calls": self.calls}).encode()
+        def listed(messages: list[Any]) -> Any:
+            return json.loads(ModelMessagesTypeAdapter.dump_json(messages))
+
+        return json.dumps({"messages": listed(self.messages), "paused": {
+            task: {"messages": listed(p.messages), "base": p.base, "approvals": p.approvals,
+                   "calls": p.calls} for task, p in self.paused.items()}}).encode()
 
     @classmethod
     def load(cls, raw: bytes | None) -> _Conversation:
         if not raw:
             return cls()
         data = json.loads(raw)
-        return cls(ModelMessagesTypeAdapter.validate_python(data["messages"]),
-                   data["approvals"], data["calls"])
+        messages = ModelMessagesTypeAdapter.validate_python(data["messages"])
+        paused = {task: _Paused(ModelMessagesTypeAdapter.validate_python(p["messages"]),
+                                p["base"], p["approvals"], p["calls"])
+                  for task, p in data.get("paused", {}).items()}
+        if data.get("approvals") or data.get("calls"):  # kept by a release before: no task
+            paused[ANY_TASK] = _Paused(messages, _last_prompt(messages), data["approvals"],
+                                       data["calls"])
+            messages = messages[:paused[ANY_TASK].base]
+        return cls(messages, paused)
+
+    def paused_for(self, context: RequestContext) -> tuple[str, _Paused | None]:
+        """The turn this message answers, under its key: its task's, if paused."""
+        if context.task_id in self.paused:
+            return context.task_id, self.paused[context.task_id]
+        if context.task is not None:  # a follow-up: perhaps kept before tasks were
+            return ANY_TASK, self.paused.get(ANY_TASK)
+        return context.task_id, None
+
+    def ended(self, run: list[Any], base: int) -> None:
+        """A turn that started from `base` messages ended with `run`'s: its own
+        follow the conversation as it is now (other tasks may have gone on)."""
+        self.messages = [*self.messages, *run[base:]]
+
+
+def _last_prompt(messages: list[Any]) -> int:
+    """Where the last turn began: the request holding its user prompt."""
+    for i in range(len(messages) - 1, -1, -1):
+        if any(p.part_kind == "user-prompt" for p in messages[i].parts):
+            return i
+    return 0
 
 
 class PydanticAIAgent(AgentExecutor):
@@ -92,11 +138,13 @@ class PydanticAIAgent(AgentExecutor):
         assert self.tasks is not None, "bound by the server that runs it"
         talk = _Conversation.load(await self.tasks.context_state(events, STATE))
         text = text_of(context.message)
-        waiting = talk.approvals or talk.calls
-        run = dict(message_history=talk.messages or None, deps=self.deps,
+        key, paused = talk.paused_for(context)
+        history = talk.messages if paused is None else paused.messages
+        base = len(talk.messages) if paused is None else paused.base
+        run = dict(message_history=history or None, deps=self.deps,
                    output_type=[self.agent.output_type, DeferredToolRequests])
-        if waiting:
-            run["deferred_tool_results"] = _answers(talk, text)
+        if paused is not None:
+            run["deferred_tool_results"] = _answers(paused, text)
         else:
             run["user_prompt"] = text
         await events.working()
@@ -107,10 +155,16 @@ class PydanticAIAgent(AgentExecutor):
             await events.fail(f"{type(exc).__name__}: {exc}")
             return
         output = result.output
-        talk = _Conversation(list(result.all_messages()))
+        messages = list(result.all_messages())
+        # Read again: other tasks of the conversation may have ended meanwhile.
+        talk = _Conversation.load(await self.tasks.context_state(events, STATE))
+        talk.paused.pop(key, None)
         if isinstance(output, DeferredToolRequests):
-            talk.approvals = [c.tool_call_id for c in output.approvals]
-            talk.calls = [c.tool_call_id for c in output.calls]
+            talk.paused[events.task_id] = _Paused(
+                messages, base, [c.tool_call_id for c in output.approvals],
+                [c.tool_call_id for c in output.calls])
+        else:
+            talk.ended(messages, base)
         await self.tasks.save_context_state(events, STATE, talk.dump())
         if isinstance(output, DeferredToolRequests):
             await events.require_input(_question(output))
@@ -141,7 +195,7 @@ class PydanticAIAgent(AgentExecutor):
         raise RuntimeError("the agent's run ended without a result")
 
 
-def _answers(talk: _Conversation, text: str) -> Any:
+def _answers(talk: _Paused, text: str) -> Any:
     approved = text.strip().lower().rstrip(".!") in YES
     return DeferredToolResults(
         approvals={i: True if approved else ToolDenied(text) for i in talk.approvals},

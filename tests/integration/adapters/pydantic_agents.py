@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import Agent, CallDeferred
+from pydantic_ai import Agent, CallDeferred, DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
@@ -47,6 +47,7 @@ async def stream(messages: list[ModelMessage], info: AgentInfo,
                                     tool_call_id=part.tool_call_id)}
 
 
+__all__ = ["DeferredToolRequests", "agent", "structured"]
 MODEL = FunctionModel(respond, stream_function=stream)
 agent: Agent[None, str] = Agent(MODEL, name="helper", description="Helps with files.")
 

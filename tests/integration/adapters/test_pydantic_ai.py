@@ -8,6 +8,7 @@ restart between two turns on the SQLite default."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,30 @@ async def test_a_tool_that_needs_approval_pauses_and_the_answer_resumes(
     refused = await sent(client, message("no, keep it", denied.context_id, denied.id))
     assert refused.status.state == pb.TASK_STATE_COMPLETED
     assert answer_of(refused) == "delete_file: no, keep it"  # the model was told the denial
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_a_paused_approval_belongs_to_its_task_not_its_context(
+        stack: StackFactory, binding: str) -> None:
+    """Task T waits on an approval; a new task on T's context is a new prompt
+    (it neither answers nor denies T's approval, and does not see T's paused
+    turn); T stays INPUT_REQUIRED, and its own answer runs the tool; the
+    conversation then holds both turns."""
+    served = PydanticAIAgent(agents.agent)
+    s = await stack(served, card=served.card)
+    client = s.binding(binding)
+    asked = await sent(client, message("delete_file report.txt"))
+    assert asked.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    other = await sent(client, message("my name is Zed", asked.context_id))
+    assert other.id != asked.id and other.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(other) == "you said my name is Zed (1 prompts)"
+    got: Any = await client.call("GetTask", pb.GetTaskRequest(id=asked.id))
+    assert got.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    done = await sent(client, message("yes", asked.context_id, asked.id))
+    assert done.status.state == pb.TASK_STATE_COMPLETED
+    assert answer_of(done) == "delete_file: deleted report.txt"
+    after = await sent(client, message("and now", asked.context_id))
+    assert answer_of(after) == "you said and now (3 prompts)"  # both turns, then this
 
 
 async def test_a_deferred_tool_takes_its_result_from_the_answer(stack: StackFactory) -> None:
@@ -143,3 +168,22 @@ async def test_a_memory_store_is_said_to_lose_conversations() -> None:
 
 
 
+
+
+async def test_a_paused_turn_kept_by_the_release_before_is_answered_by_a_follow_up() -> None:
+    """The release before kept one paused turn per conversation, naming no task:
+    it is read as the paused turn of whichever task follows up, and a new task
+    of the conversation starts from before that turn."""
+    from a2a_grpc.adapters.pydantic_ai import ANY_TASK, _Conversation
+
+    result: Any = await agents.agent.run(
+        "delete_file old.txt", output_type=[str, agents.DeferredToolRequests])
+    waiting = result.output
+    old = json.dumps({"messages": json.loads(result.all_messages_json()),
+                      "approvals": [c.tool_call_id for c in waiting.approvals],
+                      "calls": []}).encode()
+    talk = _Conversation.load(old)
+    assert talk.messages == [] and list(talk.paused) == [ANY_TASK]
+    assert talk.paused[ANY_TASK].approvals == [waiting.approvals[0].tool_call_id]
+    again = _Conversation.load(talk.dump())
+    assert list(again.paused) == [ANY_TASK] and again.paused[ANY_TASK].base == 0
