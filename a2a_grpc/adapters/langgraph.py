@@ -9,10 +9,12 @@
   the adapter says so when it is made (at start).
 - The message's text goes in as a `HumanMessage` on the graph's
   `messages` key (`input_key`).
-- AI messages the graph produces become artifacts: streamed tokens
-  (LangGraph's "messages" stream) are chunks of one artifact per message,
-  the last one marked `lastChunk`. Tool results and the user's own
-  messages are not answers and are left out.
+- AI messages the graph produces become artifacts, one per message:
+  streamed tokens (LangGraph's "messages" stream) are chunks of one
+  artifact, the last one marked `lastChunk`; a message a node returns
+  without a chat model (an `AIMessage`, `("ai", text)`, or
+  `{"role": "assistant", ...}` under `input_key`) is an artifact whole.
+  Tool results and the user's own messages are not answers and are left out.
 - Each node that finishes is a WORKING status note naming it ("updates").
 - `interrupt(value)` pauses the task as INPUT_REQUIRED with the value as the
   question (text as it is, anything else as a JSON data part); the next
@@ -25,6 +27,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +38,13 @@ from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Part
 
 try:
-    from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+    from langchain_core.messages import (
+        AIMessage,
+        AIMessageChunk,
+        BaseMessage,
+        HumanMessage,
+        convert_to_messages,
+    )
     from langgraph.types import Command
 except ImportError as exc:  # pragma: no cover - the extra names what to install
     raise missing(exc, "serving a LangGraph graph", "langgraph") from exc
@@ -73,8 +82,9 @@ class LangGraphAgent(AgentExecutor):
                 if mode == "messages":
                     await answers.add(chunk[0])
                 elif isinstance(chunk, Mapping):
-                    for node in chunk:
+                    for node, update in chunk.items():
                         if node != INTERRUPT:
+                            await answers.returned(update, self.input_key)
                             await events.working(f"{node} done")
             await answers.close()
             pending = await self._interrupts(config)
@@ -100,15 +110,36 @@ class _Answers:
     def __init__(self, events: TaskEvents) -> None:
         self._chunks = Chunks(events)
         self._id: str | None = None
+        self._streamed: set[str] = set()  # the ids of the messages sent so far
 
-    async def add(self, message: BaseMessage) -> None:
+    async def add(self, message: BaseMessage, whole: bool = False) -> None:
+        """A message's text, or the next tokens of the message being streamed;
+        `whole`: a complete message, an artifact of its own."""
         if not isinstance(message, AIMessage | AIMessageChunk):
             return  # the user's and tools' messages are not answers
         text = message.text if isinstance(message.text, str) else str(message.content)
-        if message.id != self._id:
+        if whole or message.id != self._id:
             self._id = message.id
-            await self._chunks.start(message.id or f"answer-{id(message)}")
+            await self._chunks.start(message.id or str(uuid.uuid4()))
+        if message.id:
+            self._streamed.add(message.id)
         await self._chunks.add(text)
+
+    async def returned(self, update: Any, key: str) -> None:
+        """A node's update: the AI messages it returned under `key` that the
+        "messages" stream did not carry (LangGraph streams the message objects
+        a node returns, but not tuples or dicts, which its reducer converts)."""
+        if not isinstance(update, Mapping) or key not in update:
+            return
+        value = update[key]
+        try:
+            messages = convert_to_messages(value if isinstance(value, list) else [value])
+        except (ValueError, TypeError, NotImplementedError):
+            return  # not messages: the graph's own shape, nothing to answer with
+        for message in messages:
+            if isinstance(message, AIMessage) and not (message.id and
+                                                        message.id in self._streamed):
+                await self.add(message, whole=True)
 
     async def close(self) -> None:
         await self._chunks.end()

@@ -29,6 +29,21 @@ def ask(state: MessagesState) -> dict[str, Any]:
     return {"messages": [AIMessage(content=f"Hi {name}")]}
 
 
+def ask_name(state: MessagesState) -> dict[str, Any]:
+    """As LangGraph's docs write a node without a chat model: a tuple."""
+    name = interrupt("What is your name?")
+    return {"messages": [("ai", f"hello {name}")]}
+
+
+def as_dict(state: MessagesState) -> dict[str, Any]:
+    """A single message, as an OpenAI-style dict (not a list)."""
+    return {"messages": {"role": "assistant", "content": "nice to meet you"}}
+
+
+def as_object(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage(content="bye")]}
+
+
 def ask_data(state: MessagesState) -> dict[str, Any]:
     answer = interrupt({"need": "approval", "amount": 5})
     return {"messages": [AIMessage(content=f"approved: {answer}")]}

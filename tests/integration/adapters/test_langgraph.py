@@ -16,7 +16,17 @@ from a2a_grpc.adapters import wrap
 from a2a_grpc.adapters.langgraph import LangGraphAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.conftest import StackFactory
-from tests.integration.adapters.graphs import ask, ask_data, boom, build, chat, wait
+from tests.integration.adapters.graphs import (
+    as_dict,
+    as_object,
+    ask,
+    ask_data,
+    ask_name,
+    boom,
+    build,
+    chat,
+    wait,
+)
 from tests.integration.adapters.helpers import BINDINGS, across_a_restart, answer_of, message
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -68,6 +78,33 @@ async def test_an_interrupt_asks_and_the_answer_resumes(stack: StackFactory,
     assert isinstance(done, pb.SendMessageResponse)
     assert done.task.status.state == pb.TASK_STATE_COMPLETED
     assert answer_of(done.task).endswith("Hi Ann")
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_messages_nodes_return_without_a_chat_model_are_the_answer(
+        stack: StackFactory, binding: str) -> None:
+    """A graph as LangGraph's docs write one without a model: nodes return
+    ("ai", text), an assistant dict or an AIMessage; each is an artifact of
+    its own, whole, in order, on the blocking and the streaming call; the
+    user's own message is not one."""
+    agent = LangGraphAgent(build(ask_name, as_dict, as_object))
+    s = await stack(agent, card=agent.card)
+    client = s.binding(binding)
+    asked = await client.call("SendMessage", message("hi"))
+    assert isinstance(asked, pb.SendMessageResponse)
+    task = asked.task
+    assert task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert task.status.message.parts[0].text == "What is your name?"
+    assert not task.artifacts
+    events = await client.stream("SendStreamingMessage", message("Ada", task.context_id,
+                                                                 task.id))
+    assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
+    answers = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+    assert [a.parts[0].text for a in answers] == ["hello Ada", "nice to meet you", "bye"]
+    assert len({a.artifact_id for a in answers}) == 3
+    done = await client.call("GetTask", pb.GetTaskRequest(id=task.id))
+    assert isinstance(done, pb.Task)
+    assert [a.parts[0].text for a in done.artifacts] == ["hello Ada", "nice to meet you", "bye"]
 
 
 async def test_an_interrupt_with_data_asks_with_a_data_part(stack: StackFactory) -> None:
