@@ -68,7 +68,7 @@ async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> t
 
 
 def render(table: Table, note: str) -> str:
-    lines = [BEGIN, "### The event bus (issue 18): one replica, in-process bus against Redis", ""]
+    lines = [BEGIN, "### The event bus: one replica, in-process bus against Redis", ""]
     if note:
         return "\n".join([*lines, note, "", END])
     lines += ["Both on PostgreSQL; JSON-RPC, medians; `ev`: events/s. For a stream, p50 is "

@@ -42,7 +42,7 @@ async def run(rounds: int, seconds: float, folder: Path,
 
 
 def render(table: Table) -> str:
-    lines = [BEGIN, "### The HTTP faces (issue 49): aiohttp and ASGI", "",
+    lines = [BEGIN, "### The HTTP faces: aiohttp and ASGI", "",
              "One agent, handler and store kind (SQLite), three faces; medians; `ev`: "
              "events/s; p50 in ms.", "",
              "| scenario | binding | conc. | aiohttp /s | uvicorn /s | uvicorn / aiohttp | "

@@ -74,7 +74,7 @@ def _start_sink() -> tuple[subprocess.Popen[str], int]:
 
 
 def render(table: Table, note: str) -> str:
-    lines = [BEGIN, "### Observability (issue 19): what tracing costs", "",
+    lines = [BEGIN, "### Observability: what tracing costs", "",
              "Both on SQLite (the default store), metrics counted in both; JSON-RPC, medians; "
              "`ev`: events/s. " + note, "",
              "| scenario | conc. | off /s | on /s | on / off | 10% sampled /s | sampled / off | "

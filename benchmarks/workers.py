@@ -115,29 +115,31 @@ def _median(values: list[float]) -> float:
 
 
 def render(found: Found, note: str = "") -> str:
-    lines = [BEGIN, "### Workers (issue 50): `serve --workers N`, counted", "",
+    """One row per scenario and store: CPU per call with 1, 2, 3 workers."""
+    counts = "/".join(str(n) for n in SETUPS)
+    lines = [BEGIN, "### Workers: `serve --workers N`, counted", "",
              "JSON-RPC; every process on one core; medians. CPU per call: the CPU "
              "time of all the server's processes (supervisor and hub included) over the "
              "calls served, against one process on the same store. On paper: N cores / "
              "that CPU time.", *(["", note] if note else []), "",
-             "| scenario | conc. | store | workers | /s on 1 core | CPU µs a call | "
-             "vs 1 process | on paper, N cores /s |", "|---|---|---|---|---|---|---|---|"]
+             f"| scenario | conc. | store | /s on 1 core, {counts} workers | CPU µs a call | "
+             f"vs 1 process | on paper, {SETUPS[-1]} cores /s |", "|---|---|---|---|---|---|---|"]
     for row in ROWS:
         got = found.get(row, {})
+        events = 103 if row.scenario.startswith("stream") else 1
+        unit = " ev" if events > 1 else ""
         for store in STORES:
-            one = got.get((store, 1))
-            base = _median([p for _, p in one]) if one else None
-            for n in SETUPS:
-                measured = got.get((store, n))
-                if not measured:
-                    continue
-                cost = _median([p for _, p in measured])
-                events = 103 if row.scenario.startswith("stream") else 1
-                unit = " ev" if events > 1 else ""
-                ratio = f"{cost / base:.2f}x" if base else ""
-                lines.append(f"| {row.scenario} | {row.concurrency} | {store} | {n} | "
-                             f"{_f(_median([r for r, _ in measured]))}{unit} | "
-                             f"{cost * 1e6:,.0f} | {ratio} | {_f(n * events / cost)}{unit} |")
+            measured = {n: got[(store, n)] for n in SETUPS if got.get((store, n))}
+            if not measured:
+                continue
+            cost = {n: _median([p for _, p in m]) for n, m in measured.items()}
+            base = cost.get(1)
+            rates = " / ".join(_f(_median([r for r, _ in m])) for m in measured.values())
+            ratios = " / ".join(f"{c / base:.2f}x" for c in cost.values()) if base else ""
+            last = max(cost)
+            lines.append(f"| {row.scenario} | {row.concurrency} | {store} | {rates}{unit} | "
+                         + " / ".join(f"{c * 1e6:,.0f}" for c in cost.values())
+                         + f" | {ratios} | {_f(last * events / cost[last])}{unit} |")
     return "\n".join([*lines, "", END])
 
 
