@@ -36,6 +36,7 @@ from a2a_grpc.stores.base import Scope
 from a2a_grpc.stores.errors import StoreInUseError
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 from a2a_grpc.stores.sql_batch import write_batch
+from a2a_grpc.stores.sqlite_lock import WriteLock
 from a2a_grpc.stores.sqlite_wal import Checkpointer
 from a2a_grpc.stores.writes import Refused, Rider, Write
 
@@ -56,15 +57,18 @@ class _SqliteTx:
         return self._conn.execute(sql, args).fetchall()
 
 
-def _transaction(conn: sqlite3.Connection, work: Callable[[Tx], Awaitable[Any]]) -> Any:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        result = _drive(work(_SqliteTx(conn)))  # type: ignore[arg-type]
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return result
+def _transaction(conn: sqlite3.Connection, work: Callable[[Tx], Awaitable[Any]],
+                 lock: WriteLock, checkpoints: Checkpointer) -> Any:
+    with lock.held():  # our writers in turn (sqlite_lock.py), then SQLite's own lock
+        checkpoints.before_transaction(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = _drive(work(_SqliteTx(conn)))  # type: ignore[arg-type]
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
 
 
 def _drive(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -101,6 +105,7 @@ class SqliteTaskStore(SqlTaskStore):
         self._serving: int | None = None  # the lock file's descriptor (register_server)
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
         self.checkpoints = Checkpointer(self.path)
+        self.write_lock = WriteLock(self.path)
 
     def __del__(self) -> None:
         self._thread.shutdown(wait=False)
@@ -117,6 +122,7 @@ class SqliteTaskStore(SqlTaskStore):
                            f"busy_timeout={self.busy_timeout_ms}", *CHECKPOINTS):
                 conn.execute(f"PRAGMA {pragma}").fetchall()
             self._conn = conn
+            self.write_lock.open()
 
         try:
             await self._in_thread(connect)
@@ -155,6 +161,7 @@ class SqliteTaskStore(SqlTaskStore):
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None
+                self.write_lock.close()
 
             await self._in_thread(disconnect)
         finally:  # the store is let go once nothing more of this server can reach it
@@ -164,9 +171,7 @@ class SqliteTaskStore(SqlTaskStore):
 
     async def _run(self, work: Callable[[Tx], Awaitable[Any]]) -> Any:
         def transaction() -> Any:
-            conn = self._connection()
-            self.checkpoints.before_transaction(conn)
-            return _transaction(conn, work)
+            return _transaction(self._connection(), work, self.write_lock, self.checkpoints)
 
         result = await self._in_thread(transaction)
         self.checkpoints.committed()
@@ -187,9 +192,9 @@ class SqliteTaskStore(SqlTaskStore):
                     answers.append((None, exc))
             if not batch:
                 return []
-            self.checkpoints.before_transaction(conn)
             queued, refused = _transaction(
-                conn, lambda tx: write_batch(tx, batch, self._fences_of, self.lease))
+                conn, lambda tx: write_batch(tx, batch, self._fences_of, self.lease),
+                self.write_lock, self.checkpoints)
             if queued:
                 self._queued = True  # read on the loop once this batch's events are out
             return refused  # type: ignore[no-any-return]
