@@ -16,9 +16,12 @@ Its section of docs/benchmarks.md sits between its own markers.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+import aiohttp
 
 from . import drive, report
 from .durable import POSTGRES, _drop, _schema
@@ -32,7 +35,10 @@ SETUPS = (1, 2, 3)
 STORES = ("SQLite", "PostgreSQL")
 BEGIN, END = "<!-- bench:workers -->", "<!-- /bench:workers -->"
 Setup = tuple[str, int]  # (store, workers)
-Found = dict[Row, dict[Setup, list[tuple[float, float]]]]  # row: setup: [(rate, cpu s/call)]
+# row: setup: [(rate, cpu s/call, write lock held s/call)]
+Found = dict[Row, dict[Setup, list[tuple[float, float, float]]]]
+WORKER = re.compile(r'a2a_worker_info\{pid="(\d+)"')
+HELD = re.compile(r'a2a_store_write_lock_seconds_total\{phase="held"\} (\S+)')
 
 
 def tree_cpu(pid: int) -> float:
@@ -48,6 +54,24 @@ def tree_cpu(pid: int) -> float:
         if int(entry.name) == pid or int(fields[1]) == pid:
             total += (int(fields[11]) + int(fields[12])) / ticks
     return total
+
+
+async def lock_held(server: Server, workers: int) -> float:
+    """Seconds the server's processes held the SQLite store's write lock so
+    far, summed over every worker (a new connection per scrape, until each
+    worker has answered one); 0 on a store without one."""
+    seen: dict[str, float] = {}
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        for _ in range(50 * workers):
+            async with http.get(f"http://127.0.0.1:{server.http}/metrics") as resp:
+                text = await resp.text()
+            pid = WORKER.search(text)
+            held = HELD.search(text)
+            seen[pid.group(1) if pid else "one"] = float(held.group(1)) if held else 0.0
+            if len(seen) >= workers:
+                break
+    return sum(seen.values())
 
 
 async def run(rounds: int, seconds: float, folder: Path,
@@ -93,16 +117,19 @@ async def _store(store: str, urls: dict[int, str], rounds: int, seconds: float,
             for row in ROWS:
                 for n, s in servers.items():
                     assert s.proc is not None
+                    held = await lock_held(s, n)
                     before = tree_cpu(s.proc.pid)
                     res = await measure(row, s, rpc, tasks[n], seconds if r else 0.5)
-                    calls = res.rate * seconds / (103 if row.scenario.startswith("stream")
-                                                  else 1)
-                    per_call = (tree_cpu(s.proc.pid) - before) / max(calls, 1)
+                    calls = max(res.rate * seconds / (103 if row.scenario.startswith("stream")
+                                                      else 1), 1)
+                    per_call = (tree_cpu(s.proc.pid) - before) / calls
+                    serial = (await lock_held(s, n) - held) / calls
                     if r:
                         found.setdefault(row, {}).setdefault((store, n), []).append(
-                            (res.rate, per_call))
+                            (res.rate, per_call, serial))
                         progress(f"round {r}/{rounds} {row.title} {store} {n} worker(s): "
                                  f"{res.rate:.0f}/s, {per_call * 1e6:.0f} µs CPU a call, "
+                                 f"{serial * 1e6:.0f} µs holding the write lock, "
                                  f"errors {res.errors}")
         await rpc.close()
     finally:
@@ -132,15 +159,45 @@ def render(found: Found, note: str = "") -> str:
             measured = {n: got[(store, n)] for n in SETUPS if got.get((store, n))}
             if not measured:
                 continue
-            cost = {n: _median([p for _, p in m]) for n, m in measured.items()}
+            cost = {n: _median([p for _, p, _ in m]) for n, m in measured.items()}
             base = cost.get(1)
-            rates = " / ".join(_f(_median([r for r, _ in m])) for m in measured.values())
+            rates = " / ".join(_f(_median([r for r, _, _ in m])) for m in measured.values())
             ratios = " / ".join(f"{c / base:.2f}x" for c in cost.values()) if base else ""
             last = max(cost)
             lines.append(f"| {row.scenario} | {row.concurrency} | {store} | {rates}{unit} | "
                          + " / ".join(f"{c * 1e6:,.0f}" for c in cost.values())
                          + f" | {ratios} | {_f(last * events / cost[last])}{unit} |")
-    return "\n".join([*lines, "", END])
+    return "\n".join([*lines, "", *serial_table(found), "", END])
+
+
+def amdahl(serial: float, cost: float, cores: int) -> float:
+    """What `cores` processes serve against one, when `serial` of a call's
+    `cost` (seconds) can be spent by only one process at a time."""
+    share = min(serial / cost, 1.0) if cost else 1.0
+    return 1 / (share + (1 - share) / cores)
+
+
+def serial_table(found: Found) -> list[str]:
+    """The serial section of a call (SQLite: the write lock held, summed over
+    the processes) against its CPU, with N workers, and the bound Amdahl's
+    law sets for 8 and 16 cores from each."""
+    lines = ["Serial section: the time a call held the SQLite store's write lock "
+             "(only one process at a time can), against the CPU time it cost; the bound "
+             "for N cores is 1 / (s + (1 - s) / N), s their ratio.", "",
+             "| scenario | store | workers | write lock held µs a call | CPU µs a call | "
+             "serial share | bound, 8 cores | bound, 16 cores |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in ROWS:
+        for (store, n), measured in sorted(found.get(row, {}).items()):
+            if store != "SQLite":
+                continue
+            held = _median([h for _, _, h in measured])
+            cost = _median([p for _, p, _ in measured])
+            unit = " (a stream)" if row.scenario.startswith("stream") else ""
+            lines.append(f"| {row.scenario}{unit} | {store} | {n} | {held * 1e6:,.1f} | "
+                         f"{cost * 1e6:,.0f} | {held / cost:.1%} | "
+                         f"{amdahl(held, cost, 8):.1f}x | {amdahl(held, cost, 16):.1f}x |")
+    return lines
 
 
 def write_docs(text: str) -> None:
