@@ -216,6 +216,51 @@ async def test_a_killed_worker_is_started_again_and_its_tasks_taken_over_at_once
     assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
+        store: str, started: Any, pinned: Any) -> None:
+    """Eight clients keep worker 2's writer committing groups of sends; it is
+    SIGKILLed in the middle of that. Every send it acknowledged is then found
+    by the other workers, completed, and a retry of it is answered with the
+    same task (idempotent), not run again."""
+    server = await started(store)
+    clients = [await pinned(server, 2) for _ in range(8)]
+    acknowledged: dict[str, str] = {}  # messageId -> task id
+    enough = asyncio.Event()
+
+    async def keep_sending(client: Pinned) -> None:
+        while True:
+            message_id = str(uuid.uuid4())
+            try:
+                async with client.session.post(server.url + "/", headers=HEADERS, json={
+                        "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                            "message": {"messageId": message_id, "role": "ROLE_USER",
+                                        "parts": [{"text": "hi"}]}}}) as resp:
+                    body = await resp.json()
+            except (TimeoutError, aiohttp.ClientError):
+                return  # the worker is gone: what it answered is what counts
+            if "result" not in body:
+                return
+            acknowledged[message_id] = body["result"]["task"]["id"]
+            if len(acknowledged) >= 200:
+                enough.set()
+
+    sending = [asyncio.ensure_future(keep_sending(c)) for c in clients]
+    await asyncio.wait_for(enough.wait(), 60)
+    os.kill(clients[0].pid, signal.SIGKILL)
+    await asyncio.wait_for(asyncio.gather(*sending), 60)
+    async with aiohttp.ClientSession() as http:
+        for task_id in acknowledged.values():
+            got = await state_of(http, server, task_id)
+            assert got["state"] == "TASK_STATE_COMPLETED", (task_id, got)
+        for message_id, task_id in list(acknowledged.items())[-20:]:  # the latest, retried
+            async with http.post(server.url + "/", headers=HEADERS, json={
+                    "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                        "message": {"messageId": message_id, "role": "ROLE_USER",
+                                    "parts": [{"text": "hi"}]}}}) as resp:
+                again = await resp.json()
+            assert again["result"]["task"]["id"] == task_id, again
+
+
 async def test_grpc_on_the_shared_port_and_a_clean_stop(store: str, started: Any) -> None:
     server = await started(store)
     async with grpc.aio.insecure_channel(server.target) as channel:
