@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-stores bench-instructions tck tck10 itk chaos soak browser docs
+.PHONY: run test lint proto install clean bench bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -25,6 +25,12 @@ docs: $(STAMP)
 # ARGS="--rounds 1 --seconds 1" for a quick look, ARGS="--only durable" for the stores.
 bench: $(BENCH_STAMP)
 	$(PY) -m benchmarks.wire $(ARGS)
+
+# Every core of a big machine: ours (1 process, --workers N) and the JS SDK (1 process,
+# node's cluster of N) on cores 0..N-1, M load processes on the others, windows aligned,
+# rates summed (benchmarks/cores.py). ARGS="--server-cores 8 --load-procs 8".
+bench-cores: $(BENCH_STAMP)
+	$(PY) -m benchmarks.cores $(ARGS)
 
 # The stores through their API: ListTasks pages at 1k/100k tasks, SendMessage per store.
 bench-stores: $(STAMP)

@@ -41,9 +41,14 @@ class Result:
     extra: dict[str, float] = field(default_factory=dict)
 
 
-async def load(make: MakeCall, seconds: float, concurrency: int) -> Result:
-    """`concurrency` workers, each with its own call (connection), for `seconds`."""
+async def load(make: MakeCall, seconds: float, concurrency: int,
+               start_at: float | None = None) -> Result:
+    """`concurrency` workers, each with its own call (connection), for `seconds`;
+    from the wall-clock instant `start_at` if given (several load processes
+    with one window), once every connection is made."""
     calls = [await make() for _ in range(concurrency)]
+    if start_at is not None:
+        await asyncio.sleep(max(0.0, start_at - time.time()))
     latencies: list[float] = []
     errors = 0
     deadline = time.perf_counter() + seconds

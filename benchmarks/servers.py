@@ -95,6 +95,8 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)
     label: str = ""
     extra: list[str] = field(default_factory=list)  # more `serve` flags (ours)
+    cpus: frozenset[int] = frozenset()  # where it runs (none: SERVER_CPU alone)
+    workers: int = 1  # the JS SDK's processes under node's cluster module ("js")
     http: int = field(default_factory=free_port)
     grpc: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
@@ -111,6 +113,9 @@ class Server:
             assert self.sdk_python is not None
             return [str(self.sdk_python), str(ROOT / "tests/interop/peers/sdk_server.py"),
                     str(self.http), str(self.grpc)]
+        if self.name == "js" and self.workers > 1:
+            return ["node", str(ROOT / "benchmarks" / "js_cluster.cjs"), str(self.http),
+                    str(self.grpc), str(self.workers)]
         if self.name == "js":
             return ["node", str(ROOT / "benchmarks" / "js_server.cjs"), str(self.http),
                     str(self.grpc)]
@@ -122,7 +127,8 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             self.command(), cwd=ROOT, env={**os.environ, **self.env},
-            preexec_fn=lambda: pin(SERVER_CPU),
+            preexec_fn=lambda: pin(SERVER_CPU) if not self.cpus else os.sched_setaffinity(
+                0, self.cpus),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait_ready(self, timeout: float = 120.0) -> None:
