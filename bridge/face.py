@@ -41,12 +41,12 @@ class Incoming:
         "_peer",
         "_query",
         "_read",
+        "_remote",
         "headers",
         "match",
         "method",
         "path",
         "query_string",
-        "remote",
         "root",
         "scheme",
         "secure",
@@ -56,8 +56,8 @@ class Incoming:
     def __init__(self, method: str, path: str, headers: CIMultiDictProxy[str] | CIMultiDict[str],
                  read: Callable[[], Awaitable[bytes]], *, query_string: str = "",
                  query: MultiMapping[str] | None = None, root: str = "",
-                 remote: str | None = None, secure: bool = False, scheme: str = "http",
-                 peer: Callable[[], str | None] | None = None) -> None:
+                 remote: str | Callable[[], str | None] | None = None, secure: bool = False,
+                 scheme: str = "http", peer: Callable[[], str | None] | None = None) -> None:
         self.method = method
         self.path = path
         self.root = root
@@ -65,7 +65,7 @@ class Incoming:
         self.query_string = query_string
         self._query = query
         self.match: dict[str, str] = {}
-        self.remote = remote
+        self._remote = remote  # the client's address, or what reads it when asked
         self.secure = secure
         self.scheme = scheme
         self.state: dict[str, Any] = {}  # per request: its call context (calls.py)
@@ -75,6 +75,14 @@ class Incoming:
     async def read(self) -> bytes:
         """The whole body; BodyTooLarge past the limit."""
         return await self._read()
+
+    @property
+    def remote(self) -> str | None:
+        """The client's address (most calls never ask: read when asked)."""
+        remote = self._remote
+        if callable(remote):
+            remote = self._remote = remote()
+        return remote
 
     @property
     def query(self) -> MultiMapping[str]:

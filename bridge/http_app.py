@@ -26,6 +26,8 @@ __all__ = ["CARD", "JWKS_PATH", "BridgeConfig", "add_operations_routes", "create
 
 CARD = web.AppKey("card", card_module.CardEndpoint)
 ROUTER = web.AppKey("router", Router)
+# Is the server draining? Then every answer closes its connection (app/http.py).
+CLOSING: web.AppKey[Callable[[], bool]] = web.AppKey("closing")
 
 
 def create_app(
@@ -62,18 +64,25 @@ def add_operations_routes(
 
 
 def serve_router(app: web.Application, router: Router) -> None:
+    """The router behind aiohttp's: its paths without a variable as aiohttp's own
+    plain resources (found by a dict, as `/` and `/message:send` are on every
+    call), the rest behind one catch-all (a regular expression, and ours):
+    docs/benchmarks.md, "Measured reasons"."""
     async def handle(request: web.Request) -> web.StreamResponse:
         async def elsewhere() -> set[str]:  # the app's own routes, on a path ours lack
             allowed: set[str] = set()
             for resource in app.router.resources():
-                if resource is not ours:
+                if resource not in mine:
                     allowed |= (await resource.resolve(request))[1]
             return allowed
 
-        return await write(request, await router.answer(incoming(request), elsewhere))
+        answer = await router.answer(incoming(request), elsewhere)
+        return await write(request, answer, app.get(CLOSING))
 
-    ours = app.router.add_resource("/{tail:.*}")
-    ours.add_route("*", handle)
+    mine = [app.router.add_resource(path) for path in router.static_paths()]
+    mine.append(app.router.add_resource("/{tail:.*}"))
+    for resource in mine:
+        resource.add_route("*", handle)
 
     async def close(_: web.Application) -> None:
         await router.close()
@@ -89,19 +98,26 @@ def incoming(request: web.Request) -> Incoming:
             raise BodyTooLarge from None
 
     return Incoming(request.method, request.path, request.headers, read,
-                    query_string=request.query_string, query=request.query,
-                    remote=request.remote, secure=request.secure, scheme=request.scheme,
+                    query_string=request.query_string, remote=lambda: request.remote,
+                    secure=request.secure, scheme=request.scheme,
                     peer=lambda: _peer_subject(request))
 
 
-async def write(request: web.Request, answer: Response) -> web.StreamResponse:
+async def write(request: web.Request, answer: Response,
+                closing: Callable[[], bool] | None = None) -> web.StreamResponse:
+    """`closing()`: the server drains, so the connection closes after this answer
+    (a client's pool never keeps one that the server will close under it)."""
+    close = closing is not None and closing()
+    headers = {**answer.headers, "Connection": "close"} if close else answer.headers
     if isinstance(answer, Answer):
         response = web.Response(status=answer.status, body=answer.body or None,
-                                headers=answer.headers)
-        if answer.close:
+                                headers=headers)
+        if answer.close or close:
             response.force_close()  # the header alone leaves aiohttp keeping the connection
         return response
-    streamed = web.StreamResponse(status=answer.status, headers=answer.headers)
+    streamed = web.StreamResponse(status=answer.status, headers=headers)
+    if close:
+        streamed.force_close()
     sink = _Sink(streamed)
     try:
         await streamed.prepare(request)

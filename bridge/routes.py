@@ -61,6 +61,10 @@ class Router:
         for v in verbs:
             table.setdefault(v, handler)
 
+    def static_paths(self) -> list[str]:
+        """The paths with no variable (a face may look them up by its own means)."""
+        return list(self._static)
+
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` when the face stops (the inspector's clients)."""
         self._closers.append(closer)

@@ -18,7 +18,7 @@ from a2a_grpc.app.health import Readiness
 from a2a_grpc.app.tls import Reloader, TlsFiles
 from a2a_grpc.bridge import BridgeConfig, create_app
 from a2a_grpc.bridge.card import CardEndpoint
-from a2a_grpc.bridge.http_app import add_operations_routes
+from a2a_grpc.bridge.http_app import CLOSING, add_operations_routes
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.cards.card import Interface, advertised_host, host_port
 from a2a_grpc.core.contract import A2AService
@@ -67,7 +67,7 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
                      inspector=inspector, hosted=hosted)
     drains = drains or readiness
     if drains is not None:
-        app.on_response_prepare.append(_closing_while(drains))
+        app[CLOSING] = lambda: drains.draining
     ssl_context = None
     if options.tls is not None:
         ssl_context = options.tls.ssl_context()
@@ -86,18 +86,6 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
             f"cannot listen on {options.host}:{options.port} ({exc.strerror})") from exc
     port: int = runner.addresses[0][1]
     return runner, port
-
-
-def _closing_while(readiness: Drains) -> Any:
-    """Once the server drains, every response says `Connection: close` and its
-    connection is closed after it: a client's pool never keeps a connection
-    that the server will close under its next request."""
-    async def on_prepare(_: web.Request, response: web.StreamResponse) -> None:
-        if readiness.draining:
-            response.force_close()  # aiohttp's own header is written before this hook
-            response.headers["Connection"] = "close"
-
-    return on_prepare
 
 
 async def linger(runner: web.AppRunner, deadline: float) -> int:

@@ -20,7 +20,7 @@ calls all run on its event loop, as does the scrape, so plain numbers do.
 | a2a_tasks | state | tasks in the store by state (read at most every 5 s) |
 | a2a_agent_runs | | agent runs going on in this process |
 | a2a_store_seconds | op | store transactions: `commit` (a group of appends), `read`, `write` |
-| a2a_store_write_lock_seconds_total | phase | SQLite: time write transactions `waited` for the file's write lock and `held` it |
+| a2a_store_write_lock_seconds_total | phase | SQLite writes: `waited` for the lock, `held` it |
 | a2a_push_notifications_total | outcome | push attempts: delivered, retried, dead (dead-lettered) |
 | a2a_limit_refusals_total | limit | calls refused by a per-caller limit (limits.py) |
 """
