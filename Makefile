@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test lint proto install clean bench bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
+.PHONY: run test lint proto install clean bench bench-carriers bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
 
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
@@ -31,6 +31,11 @@ bench: $(BENCH_STAMP)
 # rates summed (benchmarks/cores.py). ARGS="--server-cores 8 --load-procs 8".
 bench-cores: $(BENCH_STAMP)
 	$(PY) -m benchmarks.cores $(ARGS)
+
+# gRPC carried by other HTTP/2 servers (pyvoy, hypercorn, granian) against grpc.aio, on the
+# ceiling's work (benchmarks/carriers.py; the carriers into .interop/carriers-venv).
+bench-carriers: $(BENCH_STAMP)
+	$(PY) -m benchmarks.carriers $(ARGS)
 
 # The stores through their API: ListTasks pages at 1k/100k tasks, SendMessage per store.
 bench-stores: $(STAMP)
