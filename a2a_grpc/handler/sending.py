@@ -79,15 +79,21 @@ class SendCalls:
             raise outcome
         if outcome.HasField("task"):  # else a direct reply: nothing to trim or hide
             task = outcome.task
-            if isinstance(started, Duplicate | Forwarded):
-                await self.activations.recall(scope, task.context_id, req.message.message_id,
-                                              ctx, started.run if isinstance(
-                                                  started, Duplicate) else None)
-            elif ctx.activated:
-                await self.activations.keep(scope, task.context_id, req.message.message_id, ctx)
+            if ctx.extensions:  # only a call that asks for extensions is told of any
+                await self._activated(started, scope, task.context_id, req, ctx)
             self._generations.task(lifecycle.trim_history(
                 task, lifecycle.history_length_of(config)), ctx)
         return outcome
+
+    async def _activated(self, started: Run | Duplicate | Forwarded, scope: Scope,
+                         context_id: str, req: SendMessageRequest, ctx: CallContext) -> None:
+        """A retry is told what the first send activated; a first send keeps it."""
+        if isinstance(started, Duplicate | Forwarded):
+            await self.activations.recall(scope, context_id, req.message.message_id, ctx,
+                                          started.run if isinstance(started, Duplicate)
+                                          else None)
+        elif ctx.activated:
+            await self.activations.keep(scope, context_id, req.message.message_id, ctx)
 
 
 async def _await_start(run: Run) -> SendMessageResponse | BaseException:
