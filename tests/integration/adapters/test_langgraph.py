@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,10 +64,11 @@ async def test_a_streamed_multi_turn_conversation(stack: StackFactory, binding: 
     assert answer_of(other.task) == "you said elsewhere (1 messages)"  # another thread
 
 
-@pytest.mark.parametrize("binding", BINDINGS)
-async def test_an_interrupt_asks_and_the_answer_resumes(stack: StackFactory,
-                                                        binding: str) -> None:
-    agent = LangGraphAgent(build(chat, ask))
+async def asked_for_a_name(stack: StackFactory, binding: str,
+                           *nodes: Any) -> tuple[Any, pb.Task]:
+    """A graph of `nodes` served, sent "hi": its client, and the task its
+    interrupt paused as INPUT_REQUIRED asking the name."""
+    agent = LangGraphAgent(build(*nodes))
     s = await stack(agent, card=agent.card)
     client = s.binding(binding)
     asked = await client.call("SendMessage", message("hi"))
@@ -74,6 +76,13 @@ async def test_an_interrupt_asks_and_the_answer_resumes(stack: StackFactory,
     task = asked.task
     assert task.status.state == pb.TASK_STATE_INPUT_REQUIRED
     assert task.status.message.parts[0].text == "What is your name?"
+    return client, task
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_an_interrupt_asks_and_the_answer_resumes(stack: StackFactory,
+                                                        binding: str) -> None:
+    client, task = await asked_for_a_name(stack, binding, chat, ask)
     done = await client.call("SendMessage", message("Ann", task.context_id, task.id))
     assert isinstance(done, pb.SendMessageResponse)
     assert done.task.status.state == pb.TASK_STATE_COMPLETED
@@ -87,14 +96,7 @@ async def test_messages_nodes_return_without_a_chat_model_are_the_answer(
     ("ai", text), an assistant dict or an AIMessage; each is an artifact of
     its own, whole, in order, on the blocking and the streaming call; the
     user's own message is not one."""
-    agent = LangGraphAgent(build(ask_name, as_dict, as_object))
-    s = await stack(agent, card=agent.card)
-    client = s.binding(binding)
-    asked = await client.call("SendMessage", message("hi"))
-    assert isinstance(asked, pb.SendMessageResponse)
-    task = asked.task
-    assert task.status.state == pb.TASK_STATE_INPUT_REQUIRED
-    assert task.status.message.parts[0].text == "What is your name?"
+    client, task = await asked_for_a_name(stack, binding, ask_name, as_dict, as_object)
     assert not task.artifacts
     events = await client.stream("SendStreamingMessage", message("Ada", task.context_id,
                                                                  task.id))
