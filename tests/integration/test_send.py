@@ -117,12 +117,20 @@ async def test_a_working_task_takes_a_second_message_after_its_run(serve: Serve)
         configuration=pb.SendMessageConfiguration(return_immediately=True)))
     await gate.reached.wait()
     second = asyncio.ensure_future(s.stub.SendMessage(send_request("hurry", task_id=slow.task.id)))
-    third = asyncio.ensure_future(s.stub.SendMessage(pb.SendMessageRequest(
+
+    def said(task: pb.Task) -> list[str]:
+        return [m.parts[0].text for m in task.history if m.role == pb.ROLE_USER]
+
+    # The blocking follow-up answers only when its turn ends: what shows it was
+    # recorded is the task's history (polled: the call has nothing to wait on).
+    for _ in range(200):
+        if said(await s.stub.GetTask(pb.GetTaskRequest(id=slow.task.id))) == ["first", "hurry"]:
+            break
+        await asyncio.sleep(0.05)
+    third = await s.stub.SendMessage(pb.SendMessageRequest(
         message=user_message("and this", task_id=slow.task.id),
-        configuration=pb.SendMessageConfiguration(return_immediately=True))))
-    queued = (await third).task  # recorded at once, in arrival order
-    assert [m.parts[0].text for m in queued.history if m.role == pb.ROLE_USER] in (
-        ["first", "hurry", "and this"], ["first", "and this", "hurry"])
+        configuration=pb.SendMessageConfiguration(return_immediately=True)))
+    assert said(third.task) == ["first", "hurry", "and this"]  # recorded at once, in order
     gate.open()
     done = (await second).task
     assert done.status.state == COMPLETED and done.status.message.parts[0].text == "then: hurry"
