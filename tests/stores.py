@@ -19,10 +19,13 @@ import pytest
 from a2a_grpc.stores import MemoryTaskStore, TaskStore
 from a2a_grpc.stores.memory_plain import PlainTasks
 from a2a_grpc.stores.postgres import PostgresTaskStore
+from a2a_grpc.stores.shards import ShardedSqliteStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 
 POSTGRES = os.environ.get("A2A_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
-KINDS = ["memory", "plain", "sqlite", "postgres"]  # plain: the memory store's plain table
+KINDS = ["memory", "plain", "sqlite", "shards", "postgres"]
+# plain: the memory store's plain table; shards: SQLite in 3 shards (stores/shards.py),
+# each store made a worker of its own shard (1, 2, 0, ...), so what one writes another reads
 
 
 async def postgres_schema() -> str:
@@ -85,6 +88,8 @@ async def store_maker(kind: str, tmp_path: Path) -> AsyncIterator[Maker]:
             store = memory
         elif kind == "sqlite":
             store = SqliteTaskStore(tmp_path / "tasks.db")
+        elif kind == "shards":
+            store = ShardedSqliteStore(tmp_path / "tasks.db", own=len(opened) + 1, count=3)
         else:
             store = PostgresTaskStore(postgres_url(schema))
         await store.open()

@@ -170,7 +170,8 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     gates = {name: Gate(each, configured[name]) for name, each in hosted.items()}
     keys = signing_keys.load(push.keys_dir, settings.security.card_keys)
     signer = keys.signer()
-    store = await open_store(stored.url)
+    worker = process.worker()  # under `serve --workers`, it writes a shard of its own
+    store = await open_store(stored.url, shard=None if worker is None else worker - 1)
     cleanup.push_async_callback(store.close)
     bus = await open_bus(stored.bus, Backlog(events=stored.stream_backlog))
     cleanup.push_async_callback(bus.close)

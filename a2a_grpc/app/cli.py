@@ -71,9 +71,12 @@ def _backup(url: str, out: Path) -> int:
     except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
         print(f"a2a-grpc backup: {exc}", file=sys.stderr)
         return 1
+    files = "this file" if made.shards == 1 else (
+        f"this file and its {made.shards - 1} shards ({made.path.name}.shard-K, each renamed "
+        "to the store's name with the same suffix)")
     print(f"{made.path}: {made.tasks} tasks, {made.pages} pages, schema version {made.schema}; "
-          f"restore it by stopping the server and putting this file at its --store path "
-          f"(its -wal and -shm files removed)")
+          f"restore it by stopping the server and putting {files} at its --store path "
+          f"(their -wal and -shm files removed)")
     return 0
 
 

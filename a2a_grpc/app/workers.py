@@ -94,7 +94,7 @@ class Supervisor:
         # another server is on, stops here. Counted here for the workers until the end:
         # on the hub they are one server, alone on the store (another group of workers
         # would be on another hub); on Redis, replicas among any others on it.
-        store = await open_store(self.settings.store.url)
+        store = await open_store(self.settings.store.url, shards=len(self.workers))
         try:
             await store.register_server(alone=not self.bus)
             return await self._supervise()

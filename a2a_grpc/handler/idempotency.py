@@ -43,7 +43,7 @@ class SentMessages:
         message_id = msg.message_id  # a protobuf read costs about a call: read once
         run = self._inflight.get((scope, message_id))
         task_id = run.actor.task_id if run is not None else await self._store.task_for_message(
-            scope, message_id)
+            scope, message_id, claim=not msg.task_id)  # a send that starts a task
         if run is None and task_id is None:
             run = self._inflight.get((scope, message_id))  # arrived during the await
             if run is None:

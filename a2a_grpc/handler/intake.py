@@ -11,7 +11,6 @@ from a2a_grpc.core import lifecycle, states
 from a2a_grpc.core.call import CallContext
 from a2a_grpc.core.errors import ContentTypeNotSupportedError, FieldViolation, InvalidParamsError
 from a2a_grpc.core.generation import check_match
-from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.media import input_modes, media_type_of
 from a2a_grpc.core.validate import require, validate
 from a2a_grpc.execution.actors import ActorRegistry
@@ -93,7 +92,8 @@ class Intake:
         message_id, named = msg.message_id, msg.task_id
         chosen = named if ctx.client_task_ids and await self._unknown(scope, msg) else ""
         if not named or chosen:
-            task_id, context_id = chosen or sorted_id(), msg.context_id or sorted_id()
+            new = self.store.new_task_id
+            task_id, context_id = chosen or new(), msg.context_id or new()
             if before is not None:
                 await before(task_id)
             racing = self._sent.racing(scope, message_id, None)

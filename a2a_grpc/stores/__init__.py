@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from a2a_grpc.core.extras import missing
 from a2a_grpc.stores.base import (
     COMMITTED,
@@ -52,17 +54,26 @@ __all__ = [
 DEFAULT_URL = "sqlite:///a2a-grpc.db"
 
 
-def store_for(url: str) -> TaskStore:
-    """The store a URL names (not opened yet); ValueError for anything else."""
+def store_for(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
+    """The store a URL names (not opened yet); ValueError for anything else.
+
+    SQLite in shards (shards.py): `shard`, the one this process creates its
+    tasks in (a worker's, 0-based); `shards`, how many there are to be at
+    least (the supervisor of `serve --workers N` makes N). A file with no
+    shards beside it, for a process with none of its own, is the plain store."""
     if url == "memory":
         return MemoryTaskStore()
     if url.startswith("sqlite:///"):
+        from a2a_grpc.stores.shards import ShardedSqliteStore, shards_on_disk
         from a2a_grpc.stores.sqlite import SqliteTaskStore
 
         path = url.removeprefix("sqlite:///")
         if not path:
             raise ValueError("sqlite:/// needs a file path, e.g. sqlite:///a2a-grpc.db")
-        return SqliteTaskStore(path)
+        count = max(shards, shards_on_disk(Path(path)))
+        if count == 1:
+            return SqliteTaskStore(path)
+        return ShardedSqliteStore(path, own=shard or 0, count=count)
     if url.startswith(("postgresql://", "postgres://")):
         try:
             from a2a_grpc.stores.postgres import PostgresTaskStore
@@ -72,7 +83,7 @@ def store_for(url: str) -> TaskStore:
     raise ValueError(f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://...")
 
 
-async def open_store(url: str) -> TaskStore:
-    store = store_for(url)
+async def open_store(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
+    store = store_for(url, shard, shards)
     await store.open()
     return store

@@ -5,8 +5,10 @@ SQLite's online backup copies the database page by page from one read
 transaction's snapshot (WAL mode lets the server keep writing meanwhile);
 what was committed when the copy began is in it, whole, and nothing after.
 The copy is written beside OUT and renamed over it once checked, so OUT is
-never half a database. PostgreSQL has its own tools (pg_dump, base backups
-with WAL archiving): docs/durability.md.
+never half a database. A store in shards (`serve --workers`) is copied
+shard by shard, each to OUT's name with the shard's suffix (OUT.shard-K).
+PostgreSQL has its own tools (pg_dump, base backups with WAL archiving):
+docs/durability.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from a2a_grpc.stores.shards import shard_path, shards_on_disk
+
 PAGES = 1024  # pages per step: the server's writers wait at most one step
 
 
@@ -26,6 +30,7 @@ class Copied:
     pages: int
     tasks: int
     schema: int
+    shards: int = 1
 
 
 def sqlite_path(url: str) -> Path:
@@ -42,10 +47,38 @@ def sqlite_path(url: str) -> Path:
 
 
 def backup(url: str, out: Path, progress: Callable[[int, int], None] | None = None) -> Copied:
-    """Copy the store at `url` to `out`; `progress(copied, total)` pages as it goes."""
+    """Copy the store at `url` to `out`, and each of its shards to the same name
+    beside it (shards.py); `progress(copied, total)` pages as it goes. Each
+    file is copied from a snapshot of its own, all taken after the call began."""
     source = sqlite_path(url)
     if out.resolve() == source.resolve():
         raise ValueError("the backup must go to another file than the store")
+    count = shards_on_disk(source)
+    sizes = [_pages(shard_path(source, shard)) for shard in range(count)]
+    done: list[Copied] = []
+    for shard in range(count):
+        before = sum(c.pages for c in done)
+
+        def step(copied: int, total: int, before: int = before, shard: int = shard) -> None:
+            if progress is not None:  # a file may grow while it is copied
+                progress(before + copied, before + total + sum(sizes[shard + 1:]))
+
+        done.append(_copy(shard_path(source, shard), shard_path(out, shard), step))
+    for stale in range(count, shards_on_disk(out)):  # an older copy's: not this store's
+        shard_path(out, stale).unlink(missing_ok=True)
+    return Copied(out, sum(c.pages for c in done), sum(c.tasks for c in done), done[0].schema,
+                  count)
+
+
+def _pages(path: Path) -> int:
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        return int(conn.execute("PRAGMA page_count").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _copy(source: Path, out: Path, progress: Callable[[int, int], None]) -> Copied:
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
     src = sqlite3.connect(source, timeout=30)
@@ -53,13 +86,12 @@ def backup(url: str, out: Path, progress: Callable[[int, int], None] | None = No
         dst = sqlite3.connect(partial)
         try:
             def step(_: int, remaining: int, total: int) -> None:
-                if progress is not None:
-                    progress(total - remaining, total)
+                progress(total - remaining, total)
 
             src.backup(dst, pages=PAGES, progress=step)
             checked = dst.execute("PRAGMA integrity_check").fetchone()[0]
             if checked != "ok":
-                raise RuntimeError(f"the copy failed its integrity check: {checked}")
+                raise RuntimeError(f"the copy of {source} failed its integrity check: {checked}")
             pages = int(dst.execute("PRAGMA page_count").fetchone()[0])
             tasks = int(dst.execute("SELECT count(*) FROM a2a_tasks").fetchone()[0])
             schema = int(dst.execute("SELECT version FROM a2a_schema").fetchone()[0])

@@ -146,6 +146,10 @@ class TaskLog(Protocol):
         checks the first (the others follow it); with `notify`, each event gets
         its outbox entries."""
 
+    def new_task_id(self) -> str:
+        """An id for a task (or a context) this server starts: a sorted UUID
+        (core/ids.py), which a sharded store makes name its shard (shards.py)."""
+
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         """The task, or None when it does not exist in `scope`."""
 
@@ -161,8 +165,13 @@ class TaskLog(Protocol):
         """Does any owner in `tenant` have a task with this id? (A client-chosen
         id, as the first draft allowed, must not collide with another's.)"""
 
-    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
-        """The task that recorded this user messageId, if any (idempotent sends)."""
+    async def task_for_message(self, scope: Scope, message_id: str,
+                               claim: bool = False) -> str | None:
+        """The task that recorded this user messageId, if any (idempotent sends).
+        `claim`: when none has, the caller starts a task for it; a store whose
+        check and record are not one transaction (shards.py) holds the message
+        id for the caller until that task's first write, so that two servers
+        given it at once do not each start one."""
 
     async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
         """Mark a task its agent handed off on purpose (True), or that a run holds

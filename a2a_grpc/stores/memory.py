@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from a2a_grpc.core import states
+from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import (
@@ -67,6 +68,8 @@ class MemoryTaskStore:
     _queued: bool = False
     _next_id: int = 1
 
+    new_task_id = staticmethod(sorted_id)
+
     async def open(self) -> None:
         pass
 
@@ -114,7 +117,8 @@ class MemoryTaskStore:
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
         return self.tasks.taken(tenant, task_id)
 
-    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+    async def task_for_message(self, scope: Scope, message_id: str,
+                               claim: bool = False) -> str | None:
         return self._messages.get(scope, {}).get(message_id)
 
     async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:

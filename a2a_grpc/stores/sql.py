@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from a2a_grpc.core import states
+from a2a_grpc.core.ids import sorted_id
 from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import Appended, AppendedEvent, Claim, Delivery, Scope, StoredTask
@@ -59,6 +60,8 @@ class SqlTaskStore:
     lease: tuple[str, int] = ("", 0)  # (holder, ns): what a write records (see `hold`)
     timings: Timings | None = None
     _queued = False  # a commit queued push deliveries (take_queued)
+
+    new_task_id = staticmethod(sorted_id)
 
     async def ping(self) -> bool:
         return bool(await self._read("SELECT 1"))
@@ -193,7 +196,8 @@ class SqlTaskStore:
     async def task_id_taken(self, tenant: str, task_id: str) -> bool:
         return await self._reads.task_id_taken(tenant, task_id)
 
-    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+    async def task_for_message(self, scope: Scope, message_id: str,
+                               claim: bool = False) -> str | None:
         return await self._reads.task_for_message(scope, message_id)
 
     async def handed_off(self, scope: Scope, task_id: str) -> bool:

@@ -44,7 +44,8 @@ class SqlReads:
                                  tenant, task_id)
         return bool(rows)
 
-    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+    async def task_for_message(self, scope: Scope, message_id: str,
+                               claim: bool = False) -> str | None:
         rows = await self._query("reading message ids",
                                  "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? "
                                  "AND message_id = ?", scope.tenant, scope.owner, message_id)

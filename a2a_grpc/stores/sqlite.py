@@ -214,7 +214,8 @@ class SqliteTaskStore(SqlTaskStore):
                 else:
                     answer.set_result(value)
 
-    async def task_for_message(self, scope: Scope, message_id: str) -> str | None:
+    async def task_for_message(self, scope: Scope, message_id: str,
+                               claim: bool = False) -> str | None:
         """Read with the next group commit: a SendMessage reads this once, and a
         read on the loop's connection would find its cache emptied by the
         writer's last commit (docs/benchmarks.md: the two side by side)."""
@@ -222,6 +223,11 @@ class SqliteTaskStore(SqlTaskStore):
             "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? AND message_id = ?",
             (scope.tenant, scope.owner, message_id)).fetchall())
         return str(rows[0][0]) if rows else None
+
+    async def message_task_on_loop(self, scope: Scope, message_id: str) -> str | None:
+        """`task_for_message` read on the loop's connection: for a shard this
+        process seldom writes (shards.py), whose group commit is idle."""
+        return await self._reads.task_for_message(scope, message_id)
 
     async def _read(self, sql: str, *args: Any) -> list[Row]:
         if self._reader is None:

@@ -25,6 +25,7 @@ from a2a_grpc.core.listing import TaskQuery
 from a2a_grpc.generated.a2a_pb2 import Message, Part, Role, StreamResponse, Task
 from a2a_grpc.stores import MemoryTaskStore, Scope, TaskStore
 from a2a_grpc.stores.postgres import PostgresTaskStore
+from a2a_grpc.stores.shards import ShardedSqliteStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 from tests.property.test_lifecycle_undo import events, words
 from tests.stores import KINDS, drop_schema, postgres_schema, postgres_url
@@ -44,6 +45,8 @@ async def _stores(kind: str, tmp: Path) -> tuple[list[TaskStore], str]:
         return [MemoryTaskStore()], ""
     if kind == "sqlite":
         return [SqliteTaskStore(tmp / f"fold-{n}.db", snapshot_bytes=n) for n in THRESHOLDS], ""
+    if kind == "shards":
+        return [ShardedSqliteStore(tmp / "fold.db", own=1, count=2)], ""
     schema = await postgres_schema()
     return [PostgresTaskStore(postgres_url(schema), snapshot_bytes=n) for n in THRESHOLDS], schema
 
