@@ -41,11 +41,11 @@ class Housekeeping:
         """Report to `metrics`: store timings, events published, the streams'
         backlog, runs going on, tasks by state."""
         self.store.timings = metrics.store_timer
-        lock = getattr(self.store, "write_lock", None)  # SQLite's (stores/sqlite_lock.py)
+        locks = getattr(self.store, "write_locks", None)  # SQLite's, one a shard
         metrics.watch(published=lambda: self.bus.published, backlog=self.bus.backlog,
                       runs=self._actors.runs_going, count_states=self.store.count_states,
-                      write_lock=None if lock is None else lambda: (lock.waited_ns,
-                                                                    lock.held_ns))
+                      write_lock=None if locks is None else lambda: [
+                          (lock.waited_ns, lock.held_ns) for lock in locks])
 
     async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
         """After a restart: resume, or else fail with `why`, every task a run left

@@ -69,21 +69,6 @@ def named_shard(key: str, count: int) -> int:
     return shard if shard < count else 0
 
 
-class _Locks:
-    """The shards' write locks as one (handler/housekeeping.py's metrics)."""
-
-    def __init__(self, shards: Sequence[SqliteTaskStore]) -> None:
-        self._shards = shards
-
-    @property
-    def waited_ns(self) -> int:
-        return sum(s.write_lock.waited_ns for s in self._shards)
-
-    @property
-    def held_ns(self) -> int:
-        return sum(s.write_lock.held_ns for s in self._shards)
-
-
 class ShardedSqliteStore:
     def __init__(self, path: str | Path, own: int, count: int) -> None:
         if not 0 < count <= MAX_SHARDS:
@@ -94,7 +79,7 @@ class ShardedSqliteStore:
         self._mine = self.shards[self.own]
         self._known: dict[str, int] = {}  # id -> shard, for ids not in the shard they name
         self.claims = MessageClaims(self.path)
-        self.write_lock = _Locks(self.shards)
+        self.write_locks = [shard.write_lock for shard in self.shards]  # metrics
 
     # -- its life --
 

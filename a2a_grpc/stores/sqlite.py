@@ -106,6 +106,7 @@ class SqliteTaskStore(SqlTaskStore):
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="a2a-sqlite")
         self.checkpoints = Checkpointer(self.path)
         self.write_lock = WriteLock(self.path)
+        self.write_locks = [self.write_lock]  # one per shard (shards.py): metrics
 
     def __del__(self) -> None:
         self._thread.shutdown(wait=False)

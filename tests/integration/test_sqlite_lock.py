@@ -65,8 +65,8 @@ async def test_metrics_show_the_lock_waited_for_and_held(tmp_path: Path) -> None
                     assert resp.status == 200
             async with http.get(server.url + "/metrics") as resp:
                 text = await resp.text()
-        held = re.search(r'a2a_store_write_lock_seconds_total\{phase="held"\} (\S+)', text)
-        waited = re.search(r'a2a_store_write_lock_seconds_total\{phase="waited"\} (\S+)', text)
+        lock = r'a2a_store_write_lock_seconds_total\{phase="%s",shard="0"\} (\S+)'
+        held, waited = (re.search(lock % phase, text) for phase in ("held", "waited"))
         assert held and float(held.group(1)) > 0, text
         assert waited and float(waited.group(1)) >= 0
     finally:
