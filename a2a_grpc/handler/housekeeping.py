@@ -45,7 +45,7 @@ class Housekeeping:
         metrics.watch(published=lambda: self.bus.published, backlog=self.bus.backlog,
                       runs=self._actors.runs_going, count_states=self.store.count_states,
                       write_lock=None if locks is None else lambda: [
-                          (lock.waited_ns, lock.held_ns) for lock in locks])
+                          (lock.waited_ns, lock.held_ns, lock.held_cpu_ns) for lock in locks])
 
     async def recover(self, claim: Claim | None = None, why: str = RESTARTED) -> int:
         """After a restart: resume, or else fail with `why`, every task a run left

@@ -20,7 +20,7 @@ calls all run on its event loop, as does the scrape, so plain numbers do.
 | a2a_tasks | state | tasks in the store by state (read at most every 5 s) |
 | a2a_agent_runs | | agent runs going on in this process |
 | a2a_store_seconds | op | store transactions: `commit` (a group of appends), `read`, `write` |
-| a2a_store_write_lock_seconds_total | phase, shard | SQLite: `waited` for a lock, `held` it |
+| a2a_store_write_lock_seconds_total | phase, shard | SQLite: `waited`, `held`, `held_cpu` |
 | a2a_push_notifications_total | outcome | push attempts: delivered, retried, dead (dead-lettered) |
 | a2a_limit_refusals_total | limit | calls refused by a per-caller limit (limits.py) |
 """
@@ -86,9 +86,10 @@ class Metrics:
     def watch(self, *, published: Callable[[], int], backlog: Callable[[], int],
               runs: Callable[[], int],
               count_states: Callable[[], Awaitable[dict[int, int]]] | None,
-              write_lock: Callable[[], list[tuple[int, int]]] | None = None) -> None:
+              write_lock: Callable[[], list[tuple[int, int, int]]] | None = None) -> None:
         """Where the numbers read at scrape time come from (the bus, the runs,
-        the store; `write_lock`: ns waited for and held, SQLite only, per shard)."""
+        the store; `write_lock`: ns waited for, held, and the CPU time held,
+        SQLite only, per shard)."""
         live = self._live
         live.published, live.backlog, live.runs = published, backlog, runs
         live.count_states, live.write_lock = count_states, write_lock
@@ -157,7 +158,7 @@ class _Live(Collector):
         self.backlog: Callable[[], int] = lambda: 0
         self.runs: Callable[[], int] = lambda: 0
         self.count_states: Callable[[], Awaitable[dict[int, int]]] | None = None
-        self.write_lock: Callable[[], list[tuple[int, int]]] | None = None
+        self.write_lock: Callable[[], list[tuple[int, int, int]]] | None = None
         self._states: dict[int, int] = {}
         self._counted = float("-inf")
 
@@ -180,11 +181,12 @@ class _Live(Collector):
         if self.write_lock is not None:
             lock = CounterMetricFamily("a2a_store_write_lock_seconds", "Time the store's write "
                                        "transactions waited for its write lock and held it, "
+                                       "and the writer's CPU time while holding it (held_cpu), "
                                        "per shard (each file has its own).",
                                        labels=("phase", "shard"))
-            for shard, (waited, held) in enumerate(self.write_lock()):
-                lock.add_metric(("waited", str(shard)), waited / 1e9)
-                lock.add_metric(("held", str(shard)), held / 1e9)
+            for shard, times in enumerate(self.write_lock()):
+                for phase, ns in zip(("waited", "held", "held_cpu"), times, strict=True):
+                    lock.add_metric((phase, str(shard)), ns / 1e9)
             yield lock
         if self.count_states is not None:
             tasks = GaugeMetricFamily("a2a_tasks", "Tasks in the store by state.",

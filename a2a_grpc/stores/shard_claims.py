@@ -32,11 +32,12 @@ SPAN = 1 << 40  # offsets hashed over this many bytes: two messages rarely share
 HOLD_S = 10.0  # a claim no write lets go is let go after this
 
 
-def _lock(fd: int, offset: int, kind: int, wait: bool) -> bool:
+def _lock(fd: int, offset: int, kind: int) -> bool:
+    """Lock (or unlock) one byte; False when another holds it."""
     # struct flock: l_type, l_whence (short), l_start, l_len (off_t), l_pid (int) + padding
     spec = struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, 1, 0)
     try:
-        fcntl.fcntl(fd, fcntl.F_OFD_SETLKW if wait else fcntl.F_OFD_SETLK, spec)
+        fcntl.fcntl(fd, fcntl.F_OFD_SETLK, spec)
     except BlockingIOError:
         return False
     except OSError as exc:
@@ -73,14 +74,15 @@ class MessageClaims:
         digest = hashlib.blake2b(f"{scope.tenant}\0{scope.owner}\0{message_id}".encode(),
                                  digest_size=8).digest()
         offset = int.from_bytes(digest, "big") % SPAN
-        if offset not in self._held:
-            fd = self._fd
-            if not _lock(fd, offset, fcntl.F_WRLCK, wait=False):
-                await asyncio.get_running_loop().run_in_executor(
-                    None, _lock, fd, offset, fcntl.F_WRLCK, True)
-                if key in self._claims:  # claimed meanwhile by a send of ours
-                    _lock(fd, offset, fcntl.F_UNLCK, wait=False)
-                    return
+        pause = 0.001
+        while offset not in self._held and not _lock(self._fd, offset, fcntl.F_WRLCK):
+            # Another process holds it, for a few ms (its task's first commit) or
+            # HOLD_S at most: looked at again after a pause, not waited for in a
+            # thread (a flood of such sends would take every thread of the pool).
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
+            if key in self._claims or self._fd is None:
+                return  # claimed meanwhile by a send of ours, or closed
         self._held[offset] = self._held.get(offset, 0) + 1
         timer = asyncio.get_running_loop().call_later(HOLD_S, self.release, *key)
         self._claims[key] = (offset, timer)
@@ -97,7 +99,7 @@ class MessageClaims:
             return
         del self._held[offset]
         if self._fd is not None:
-            _lock(self._fd, offset, fcntl.F_UNLCK, wait=False)
+            _lock(self._fd, offset, fcntl.F_UNLCK)
 
     def holds(self, scope: Scope, message_id: str) -> bool:
         return (scope, message_id) in self._claims

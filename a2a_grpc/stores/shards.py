@@ -78,6 +78,10 @@ class ShardedSqliteStore:
         self.shards = [SqliteTaskStore(shard_path(self.path, k)) for k in range(count)]
         self._mine = self.shards[self.own]
         self._known: dict[str, int] = {}  # id -> shard, for ids not in the shard they name
+        # The shards this process may hold leases in: its own, and those it wrote
+        # or claimed tasks in (renewals go only there: a write takes a file's lock).
+        self._holding = {self.own}
+        self._holder = ""  # the lease holder this process writes as (`hold`)
         self.claims = MessageClaims(self.path)
         self.write_locks = [shard.write_lock for shard in self.shards]  # metrics
 
@@ -120,9 +124,19 @@ class ShardedSqliteStore:
     def new_task_id(self) -> str:
         return f"{sorted_id()[:-2]}{self.own:02x}"
 
-    def _at(self, key: str) -> SqliteTaskStore:
+    def _index(self, key: str) -> int:
         shard = self._known.get(key)
-        return self.shards[named_shard(key, len(self.shards)) if shard is None else shard]
+        return named_shard(key, len(self.shards)) if shard is None else shard
+
+    def _at(self, key: str) -> SqliteTaskStore:
+        return self.shards[self._index(key)]
+
+    def _writing(self, key: str) -> SqliteTaskStore:
+        """The shard of `key`, for a task write (which leases the task to us)."""
+        k = self._index(key)
+        if k not in self._holding:
+            self._holding.add(k)
+        return self.shards[k]
 
     def _remember(self, key: str, shard: int) -> None:
         if len(self._known) >= _KNOWN:
@@ -146,15 +160,15 @@ class ShardedSqliteStore:
     def append(self, scope: Scope, task: Task, seq: int, event: StreamResponse,
                message_id: str | None = None, notify: bool = False, derived: bool = False,
                epoch: int = 0) -> Awaitable[None]:
-        done = self._at(task.id).append(scope, task, seq, event, message_id, notify, derived,
-                                        epoch)
+        done = self._writing(task.id).append(scope, task, seq, event, message_id, notify,
+                                             derived, epoch)
         if message_id is not None:
             self._release_when(done, scope, message_id)
         return done
 
     def append_many(self, scope: Scope, task: Task, events: Sequence[Appended],
                     notify: bool = False, epoch: int = 0) -> Awaitable[None]:
-        done = self._at(task.id).append_many(scope, task, events, notify, epoch)
+        done = self._writing(task.id).append_many(scope, task, events, notify, epoch)
         for appended in events:
             if appended.message_id is not None:
                 self._release_when(done, scope, appended.message_id)
@@ -200,7 +214,7 @@ class ShardedSqliteStore:
         return found
 
     async def set_handed_off(self, scope: Scope, task_id: str, handed_off: bool) -> None:
-        await self._at(task_id).set_handed_off(scope, task_id, handed_off)
+        await self._writing(task_id).set_handed_off(scope, task_id, handed_off)
 
     async def handed_off(self, scope: Scope, task_id: str) -> bool:
         return await self._at(task_id).handed_off(scope, task_id)
@@ -232,18 +246,28 @@ class ShardedSqliteStore:
     # -- leases --
 
     def hold(self, holder: str, seconds: float) -> None:
+        self._holder = holder
         for shard in self.shards:
             shard.hold(holder, seconds)
 
     async def renew(self, holder: str, until_ns: int,
                     running: Collection[str] | None = None) -> None:
-        for shard in self.shards:
-            await shard.renew(holder, until_ns, running)
+        """Our leases where we may hold some; another holder's (ended by a
+        take-over) in every shard."""
+        ours = holder == self._holder
+        for k, shard in enumerate(self.shards):
+            if k in self._holding or not ours:
+                await shard.renew(holder, until_ns, running)
 
     async def unsettled(self, claim: Claim | None = None) -> list[tuple[Scope, StoredTask]]:
         found: list[tuple[Scope, StoredTask]] = []
-        for shard in self.shards:
-            found += await shard.unsettled(claim)
+        for k, shard in enumerate(self.shards):
+            if claim is not None and not await shard.expired_leases(claim):
+                continue  # asked with a read: the claim itself writes
+            taken = await shard.unsettled(claim)
+            if taken and claim is not None:
+                self._holding.add(k)
+            found += taken
         return found
 
     # -- push configs and deliveries: a delivery's id carries its shard --
@@ -277,9 +301,13 @@ class ShardedSqliteStore:
                              claim_until_ns: int | None = None) -> list[Delivery]:
         due: list[Delivery] = []
         for k, shard in enumerate(self.shards):
-            if len(due) < limit:
-                due += self._deliveries(k, await shard.due_deliveries(
-                    now_ns, limit - len(due), claim_until_ns))
+            if len(due) >= limit:
+                break
+            if claim_until_ns is not None and ((at := await shard.next_due()) is None
+                                               or at > now_ns):
+                continue  # asked with a read: the claim itself writes
+            due += self._deliveries(k, await shard.due_deliveries(
+                now_ns, limit - len(due), claim_until_ns))
         return due
 
     async def next_due(self) -> int | None:

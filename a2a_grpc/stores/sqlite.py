@@ -32,10 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc.stores.base import Scope
+from a2a_grpc.stores.base import Claim, Scope
 from a2a_grpc.stores.errors import StoreInUseError
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 from a2a_grpc.stores.sql_batch import write_batch
+from a2a_grpc.stores.sql_reads import RUNNING
 from a2a_grpc.stores.sqlite_lock import WriteLock
 from a2a_grpc.stores.sqlite_wal import Checkpointer
 from a2a_grpc.stores.writes import Refused, Rider, Write
@@ -224,6 +225,14 @@ class SqliteTaskStore(SqlTaskStore):
             "SELECT task_id FROM a2a_messages WHERE tenant = ? AND owner = ? AND message_id = ?",
             (scope.tenant, scope.owner, message_id)).fetchall())
         return str(rows[0][0]) if rows else None
+
+    async def expired_leases(self, claim: Claim) -> bool:
+        """Would `unsettled(claim)` take anything? A read, where the claim is a
+        write that takes the file's lock (shards.py asks first)."""
+        return bool(await self._query(
+            "looking for expired leases", "SELECT 1 FROM a2a_tasks WHERE state IN (?, ?) "
+            "AND handed_off = 0 AND lease_ns < ? AND holder <> ? LIMIT 1",
+            *RUNNING, claim.now_ns, claim.holder))
 
     async def message_task_on_loop(self, scope: Scope, message_id: str) -> str | None:
         """`task_for_message` read on the loop's connection: for a shard this

@@ -13,7 +13,10 @@ orders our writers.
 
 It also counts, for /metrics and the workers bench, how long transactions
 waited for the lock and held it: the held time is the part of a write that
-only one process at a time can do (the serial section).
+only one process at a time can do (the serial section). `held_cpu_ns` is the
+CPU time the writer's thread spent holding it: what the serial section
+costs where the holder has a core to itself (with several processes on one
+core, the held time also counts the holder's time preempted).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class WriteLock:
         self._fd: int | None = None
         self.waited_ns = 0  # waiting for the lock, summed over transactions
         self.held_ns = 0  # holding it
+        self.held_cpu_ns = 0  # the writer thread's CPU time while holding it
         self.transactions = 0
 
     def open(self) -> None:
@@ -52,11 +56,12 @@ class WriteLock:
             return
         asked = time.perf_counter_ns()
         fcntl.flock(fd, fcntl.LOCK_EX)
-        got = time.perf_counter_ns()
+        got, cpu = time.perf_counter_ns(), time.thread_time_ns()
         try:
             yield
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+            self.held_cpu_ns += time.thread_time_ns() - cpu
             self.held_ns += time.perf_counter_ns() - got
             self.waited_ns += got - asked
             self.transactions += 1
