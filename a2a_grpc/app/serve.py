@@ -32,6 +32,7 @@ from a2a_grpc.app.http import (
 )
 from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.app.threads import settle_helpers
 from a2a_grpc.bridge import CARD
 from a2a_grpc.bridge.card import CardEndpoint
 from a2a_grpc.bridge.inspector.api import Inspector
@@ -108,6 +109,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                         "pass --public-url and --grpc-public-address with the names clients "
                         "use", advertised_host(net.host))
         tune_collector()
+        if lowered := settle_helpers(net.helper_threads):
+            log.info("--helper-threads %s: %d helper threads", net.helper_threads, lowered)
         process.notify("READY=1")
         await wait_for_signal()
         process.notify("STOPPING=1")

@@ -109,6 +109,11 @@ class Network:
         "without --bus, this process relays their events (default 1)", metavar="N")
     loop: str = setting("auto", "event loop: uvloop when installed (auto, the default), or "
                         "asyncio's", choices=("auto", "uvloop", "asyncio"))
+    helper_threads: str = setting(
+        "normal", "the scheduling of threads beside the event loop's (gRPC's, the SQLite "
+        "writer's): low (nice 19) or idle (SCHED_IDLE) run them when the loop waits, fewer "
+        "preemptions of the loop where they share its core; normal (the default) is safe "
+        "on a core other busy processes share", choices=("normal", "low", "idle"))
     tls_cert: Path | None = setting(None, "certificate chain (PEM)", metavar="PEM")
     tls_key: Path | None = setting(None, "its private key (PEM)", metavar="PEM")
     tls_client_ca: Path | None = setting(

@@ -40,16 +40,15 @@ class SentMessages:
 
     async def seen(self, scope: Scope, msg: Message) -> Duplicate | None:
         """The earlier send of `msg.message_id`, if any (an await: see `racing`)."""
-        message_id = msg.message_id  # a protobuf read costs about a call: read once
+        message_id, named = msg.message_id, msg.task_id  # a protobuf read costs about a call
         run = self._inflight.get((scope, message_id))
         task_id = run.actor.task_id if run is not None else await self._store.task_for_message(
-            scope, message_id, claim=not msg.task_id)  # a send that starts a task
+            scope, message_id, not named)  # claimed by a send that starts a task
         if run is None and task_id is None:
             run = self._inflight.get((scope, message_id))  # arrived during the await
             if run is None:
                 return None
             task_id = run.actor.task_id
-        named = msg.task_id
         if named and task_id and named != task_id and (run is None or not run.replied):
             raise InvalidParamsError(
                 f"messageId {msg.message_id!r} was already used for task {task_id}; "
