@@ -64,7 +64,8 @@ def store_for(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
     if url == "memory":
         return MemoryTaskStore()
     if url.startswith("sqlite:///"):
-        from a2a_grpc.stores.shards import ShardedSqliteStore, shards_on_disk
+        from a2a_grpc.stores.shard_files import shards_on_disk
+        from a2a_grpc.stores.shards import ShardedSqliteStore
         from a2a_grpc.stores.sqlite import SqliteTaskStore
 
         path = url.removeprefix("sqlite:///")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from a2a_grpc.stores.shards import shard_path, shards_on_disk
+from a2a_grpc.stores.shard_files import shard_path, shards_on_disk
 
 PAGES = 1024  # pages per step: the server's writers wait at most one step
 

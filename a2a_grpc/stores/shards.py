@@ -42,31 +42,8 @@ from a2a_grpc.core.listing import TaskQuery, sort_key
 from a2a_grpc.generated.a2a_pb2 import StreamResponse, Task, TaskPushNotificationConfig
 from a2a_grpc.stores.base import Appended, Claim, Delivery, Scope, StoredTask
 from a2a_grpc.stores.shard_claims import MessageClaims
+from a2a_grpc.stores.shard_files import MAX_SHARDS, Placement, shard_path
 from a2a_grpc.stores.sqlite import SqliteTaskStore
-
-MAX_SHARDS = 256  # the two hex digits a task id names its shard with
-_KNOWN = 65536  # ids remembered in a shard their id does not name
-
-
-def shard_path(path: Path, shard: int) -> Path:
-    return path if shard == 0 else path.with_name(f"{path.name}.shard-{shard}")
-
-
-def shards_on_disk(path: Path) -> int:
-    """How many shards the store at `path` has (1 for a plain file)."""
-    prefix = f"{path.name}.shard-"
-    found = [int(p.name[len(prefix):]) for p in path.parent.glob(prefix + "*")
-             if p.name[len(prefix):].isdigit()] if path.parent.is_dir() else []
-    return max(found, default=0) + 1
-
-
-def named_shard(key: str, count: int) -> int:
-    """The shard a task or context id names: its last two hex digits, if a shard."""
-    try:
-        shard = int(key[-2:], 16)
-    except ValueError:
-        return 0
-    return shard if shard < count else 0
 
 
 class ShardedSqliteStore:
@@ -77,7 +54,7 @@ class ShardedSqliteStore:
         self.own = own % count
         self.shards = [SqliteTaskStore(shard_path(self.path, k)) for k in range(count)]
         self._mine = self.shards[self.own]
-        self._known: dict[str, int] = {}  # id -> shard, for ids not in the shard they name
+        self._where = Placement(count)
         # The shards this process may hold leases in: its own, and those it wrote
         # or claimed tasks in (renewals go only there: a write takes a file's lock).
         self._holding = {self.own}
@@ -124,24 +101,15 @@ class ShardedSqliteStore:
     def new_task_id(self) -> str:
         return f"{sorted_id()[:-2]}{self.own:02x}"
 
-    def _index(self, key: str) -> int:
-        shard = self._known.get(key)
-        return named_shard(key, len(self.shards)) if shard is None else shard
-
     def _at(self, key: str) -> SqliteTaskStore:
-        return self.shards[self._index(key)]
+        return self.shards[self._where(key)]
 
     def _writing(self, key: str) -> SqliteTaskStore:
         """The shard of `key`, for a task write (which leases the task to us)."""
-        k = self._index(key)
+        k = self._where(key)
         if k not in self._holding:
             self._holding.add(k)
         return self.shards[k]
-
-    def _remember(self, key: str, shard: int) -> None:
-        if len(self._known) >= _KNOWN:
-            self._known.pop(next(iter(self._known)))
-        self._known[key] = shard
 
     async def _find(self, key: str, found: Any) -> Any:
         """`found(shard)` in the shard `key` names, else in the first other one
@@ -151,7 +119,7 @@ class ShardedSqliteStore:
             return hit
         for k, shard in enumerate(self.shards):
             if shard is not first and (hit := await found(shard)) is not None:
-                self._remember(key, k)
+                self._where.found(key, k)
                 return hit
         return hit
 

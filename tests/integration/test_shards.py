@@ -18,7 +18,8 @@ from a2a_grpc.core import states
 from a2a_grpc.core.listing import TaskQuery, sort_key
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.stores import Scope, TaskStore, open_store, shard_claims, store_for
-from a2a_grpc.stores.shards import ShardedSqliteStore, named_shard, shards_on_disk
+from a2a_grpc.stores.shard_files import named_shard, shards_on_disk
+from a2a_grpc.stores.shards import ShardedSqliteStore
 from a2a_grpc.stores.sqlite import SqliteTaskStore
 
 ME = Scope("", "alice")
