@@ -7,6 +7,7 @@ from pathlib import Path
 
 MAX_SHARDS = 256  # the two hex digits a task id names its shard with
 KNOWN = 65536  # ids remembered in a shard their id does not name
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def shard_path(path: Path, shard: int) -> Path:
@@ -23,12 +24,11 @@ def shards_on_disk(path: Path) -> int:
 
 def named_shard(key: str, count: int) -> int:
     """The shard a task or context id names: its last two hex digits, if a shard."""
-    try:
-        shard = int(key[-2:], 16)
-    except ValueError:
+    tail = key[-2:]
+    if len(tail) != 2 or not all(c in _HEX for c in tail):  # int() takes "-1", " 1"
         return 0
+    shard = int(tail, 16)
     return shard if shard < count else 0
-
 
 
 class Placement:

@@ -85,6 +85,13 @@ async def test_each_worker_writes_its_shard_and_reads_and_lists_all(
         assert await reader.count_states() == {int(states.COMPLETED): 12}
 
 
+def test_an_id_names_a_shard_only_by_two_hex_digits() -> None:
+    assert [named_shard(key, 8) for key in ("x-05", "x-07", "x-00")] == [5, 7, 0]
+    assert named_shard("x-0a", 16) == named_shard("x-0A", 16) == 10
+    for key in ("x-08", "task-1", "x- 1", "x-+1", "x", "", "x-zz"):  # no shard of 8 named
+        assert named_shard(key, 8) == 0, key
+
+
 async def test_a_message_given_to_two_workers_at_once_starts_one_task(
         workers: list[ShardedSqliteStore]) -> None:
     first, second = workers[1], workers[2]
