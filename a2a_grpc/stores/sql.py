@@ -28,7 +28,7 @@ from a2a_grpc.stores.fence import Fence, refusal
 from a2a_grpc.stores.sql_batch import COUNT, Row, Tx, write_batch
 from a2a_grpc.stores.sql_leases import renewal
 from a2a_grpc.stores.sql_push import SqlPush
-from a2a_grpc.stores.sql_reads import RUNNING, SqlReads
+from a2a_grpc.stores.sql_reads import EXPIRED, RUNNING, SqlReads
 from a2a_grpc.stores.sql_schema import migrate
 from a2a_grpc.stores.writes import (
     GroupCommit,
@@ -244,7 +244,7 @@ class SqlTaskStore:
         async def take(tx: Tx) -> list[Row]:  # one statement: no task claimed twice
             return await tx.fetch(
                 "UPDATE a2a_tasks SET holder = ?, lease_ns = ?, epoch = epoch + 1 "
-                "WHERE state IN (?, ?) AND handed_off = 0 AND lease_ns < ? AND holder <> ? "
+                f"WHERE {EXPIRED} "
                 "RETURNING tenant, owner, id",
                 claim.holder, claim.until_ns, *RUNNING, claim.now_ns, claim.holder)
 

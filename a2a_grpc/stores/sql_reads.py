@@ -32,6 +32,8 @@ GET_TASK = ("SELECT t.id, t.state, s.seq, s.body, t.epoch, t.owner FROM a2a_task
             "JOIN a2a_snapshots s ON s.tenant = t.tenant AND s.task_id = t.id "
             "WHERE t.tenant = ? AND t.id = ?")
 RUNNING = (int(states.SUBMITTED), int(states.WORKING))
+# A task another replica ran whose lease ended: args *RUNNING, now_ns, the claimant.
+EXPIRED = "state IN (?, ?) AND handed_off = 0 AND lease_ns < ? AND holder <> ?"
 
 
 class SqlReads:

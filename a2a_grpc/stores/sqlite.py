@@ -36,7 +36,7 @@ from a2a_grpc.stores.base import Claim, Scope
 from a2a_grpc.stores.errors import StoreInUseError
 from a2a_grpc.stores.sql import Row, SqlTaskStore, Tx
 from a2a_grpc.stores.sql_batch import write_batch
-from a2a_grpc.stores.sql_reads import RUNNING
+from a2a_grpc.stores.sql_reads import EXPIRED, RUNNING
 from a2a_grpc.stores.sqlite_lock import WriteLock
 from a2a_grpc.stores.sqlite_wal import Checkpointer
 from a2a_grpc.stores.writes import Refused, Rider, Write
@@ -230,8 +230,7 @@ class SqliteTaskStore(SqlTaskStore):
         """Would `unsettled(claim)` take anything? A read, where the claim is a
         write that takes the file's lock (shards.py asks first)."""
         return bool(await self._query(
-            "looking for expired leases", "SELECT 1 FROM a2a_tasks WHERE state IN (?, ?) "
-            "AND handed_off = 0 AND lease_ns < ? AND holder <> ? LIMIT 1",
+            "looking for expired leases", f"SELECT 1 FROM a2a_tasks WHERE {EXPIRED} LIMIT 1",
             *RUNNING, claim.now_ns, claim.holder))
 
     async def message_task_on_loop(self, scope: Scope, message_id: str) -> str | None:
