@@ -248,6 +248,15 @@ async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
     await asyncio.wait_for(enough.wait(), 60)
     os.kill(clients[0].pid, signal.SIGKILL)
     await asyncio.wait_for(asyncio.gather(*sending), 60)
+    # Read once the supervisor has seen it exit: until then its listening socket
+    # may still take a new connection, which the kernel resets as it closes.
+    gone = f"worker 2 (pid {clients[0].pid}) exited (killed by signal 9)"
+    for _ in range(600):
+        if gone in server.log():
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the supervisor did not see worker 2 exit:\n" + server.log())
     async with aiohttp.ClientSession() as http:
         for task_id in acknowledged.values():
             got = await state_of(http, server, task_id)
