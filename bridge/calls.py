@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from functools import partial
 
 from aiohttp.http_exceptions import HttpProcessingError
 
@@ -43,8 +42,8 @@ def activated_header(request: Incoming) -> str | None:
 
 def _made(request: Incoming) -> CallContext:
     headers = {k.lower(): v for k, v in request.headers.items()}
-    peer = request.peer_subject if request.secure else None
-    remote = partial(_remote, request)
+    peer = request.peer_reader() if request.secure else None
+    remote = request.remote_reader()
     identified = request.state.get(IDENTITY)
     if not request.query_string:  # most calls have none: no query to parse
         ctx = CallContext.from_headers(headers, lowered=True, peer=peer, remote=remote)
@@ -64,10 +63,6 @@ def _made(request: Incoming) -> CallContext:
 
 IDENTITY = "a2a_grpc.identity"  # who the host app admitted (asgi.py's `identify`)
 TENANT = "a2a_grpc.tenant"  # the hosted agent a route is for (endpoints.for_tenant)
-
-
-def _remote(request: Incoming) -> str:
-    return request.remote or ""
 
 
 def refusal_headers(exc: BaseException) -> dict[str, str]:

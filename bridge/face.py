@@ -100,6 +100,22 @@ class Incoming:
         """The verified client certificate's common name (mutual TLS), if any."""
         return None if self._peer is None else self._peer()
 
+    # A call's context keeps the two readers below, and this request keeps the
+    # context (`state`): readers that held the request would make every request
+    # a reference cycle, its objects left for the cyclic collector to find.
+
+    def remote_reader(self) -> Callable[[], str]:
+        """What reads the client's address ("" if unknown) when called."""
+        remote = self._remote
+        if callable(remote):
+            return lambda: remote() or ""
+        address = remote or ""
+        return lambda: address
+
+    def peer_reader(self) -> Callable[[], str | None] | None:
+        """What reads `peer_subject` when called (None: no certificate to read)."""
+        return self._peer
+
 
 @dataclass(slots=True)
 class Answer:
