@@ -68,15 +68,16 @@ def serve_router(app: web.Application, router: Router) -> None:
     plain resources (found by a dict, as `/` and `/message:send` are on every
     call), the rest behind one catch-all (a regular expression, and ours):
     docs/benchmarks.md, "Measured reasons"."""
-    async def handle(request: web.Request) -> web.StreamResponse:
-        async def elsewhere() -> set[str]:  # the app's own routes, on a path ours lack
-            allowed: set[str] = set()
-            for resource in app.router.resources():
-                if resource not in mine:
-                    allowed |= (await resource.resolve(request))[1]
-            return allowed
+    async def elsewhere(incoming: Incoming) -> set[str]:  # the app's routes ours lack
+        assert isinstance(incoming, _Request)
+        allowed: set[str] = set()
+        for resource in app.router.resources():
+            if resource not in mine:
+                allowed |= (await resource.resolve(incoming.request))[1]
+        return allowed
 
-        answer = await router.answer(incoming(request), elsewhere)
+    async def handle(request: web.Request) -> web.StreamResponse:
+        answer = await router.answer(_Request(request), elsewhere)
         return await write(request, answer, app.get(CLOSING))
 
     mine = [app.router.add_resource(path) for path in router.static_paths()]
@@ -90,17 +91,38 @@ def serve_router(app: web.Application, router: Router) -> None:
     app.on_cleanup.append(close)
 
 
-def incoming(request: web.Request) -> Incoming:
-    async def read() -> bytes:
+class _Request(Incoming):
+    """An aiohttp request as the bindings see it: its body, client address and
+    certificate read from aiohttp when asked (most calls ask for the body only)."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: web.Request) -> None:
+        super().__init__(request.method, request.path, request.headers, request.read,
+                         query_string=request.query_string, secure=request.secure,
+                         scheme=request.scheme)
+        self.request = request
+
+    async def read(self) -> bytes:
         try:
-            return await request.read()
+            return await self.request.read()
         except web.HTTPRequestEntityTooLarge:
             raise BodyTooLarge from None
 
-    return Incoming(request.method, request.path, request.headers, read,
-                    query_string=request.query_string, remote=lambda: request.remote,
-                    secure=request.secure, scheme=request.scheme,
-                    peer=lambda: _peer_subject(request))
+    @property
+    def remote(self) -> str | None:
+        return self.request.remote
+
+    def peer_subject(self) -> str | None:
+        return _peer_subject(self.request)
+
+    def remote_reader(self) -> Callable[[], str]:
+        request = self.request  # not self: see Incoming.remote_reader
+        return lambda: request.remote or ""
+
+    def peer_reader(self) -> Callable[[], str | None] | None:
+        request = self.request
+        return lambda: _peer_subject(request)
 
 
 async def write(request: web.Request, answer: Response,

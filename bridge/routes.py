@@ -95,13 +95,14 @@ class Router:
         return None, {}, allowed
 
     async def answer(self, incoming: Incoming,
-                     elsewhere: Callable[[], Awaitable[set[str]]] | None = None) -> Response:
+                     elsewhere: Callable[[Incoming], Awaitable[set[str]]] | None = None,
+                     ) -> Response:
         """What the face sends back for `incoming`. `elsewhere`: the verbs the
         path takes among routes the host app has beside these."""
         handler, match, allowed = self.resolve(incoming.method, incoming.path)
         if handler is None:
             if elsewhere is not None:
-                allowed |= await elsewhere()
+                allowed |= await elsewhere(incoming)
             return unmatched(incoming.method, incoming.path, allowed)
         incoming.match = match
         try:
