@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from a2a_grpc.app.threads import POLICIES
 from a2a_grpc.auth.apikey import LOCATIONS
 from a2a_grpc.bus.local import BACKLOG_BYTES, BACKLOG_EVENTS
 from a2a_grpc.cards.card import grpc_address
@@ -111,9 +112,9 @@ class Network:
                         "asyncio's", choices=("auto", "uvloop", "asyncio"))
     helper_threads: str = setting(
         "normal", "the scheduling of threads beside the event loop's (gRPC's, the SQLite "
-        "writer's): low (nice 19) or idle (SCHED_IDLE) run them when the loop waits, fewer "
-        "preemptions of the loop where they share its core; normal (the default) is safe "
-        "on a core other busy processes share", choices=("normal", "low", "idle"))
+        "writer's): batch (SCHED_BATCH: they no longer preempt the loop on waking, with "
+        "their full share of the core), low (nice 19) or idle (SCHED_IDLE: they also give "
+        "way to every other busy process), or normal", choices=POLICIES)
     tls_cert: Path | None = setting(None, "certificate chain (PEM)", metavar="PEM")
     tls_key: Path | None = setting(None, "its private key (PEM)", metavar="PEM")
     tls_client_ca: Path | None = setting(

@@ -8,13 +8,16 @@ with the loop (one core per worker), preempts the loop while it holds the
 GIL, then waits for the GIL itself: two context switches a wake-up. On one
 core, a gRPC send on the SQLite default took 11 such preemptions of the
 loop and cost twice the CPU of a JSON-RPC send (docs/benchmarks.md,
-"Helper threads"). `low` (nice 19) or `idle` (SCHED_IDLE) lets a helper run
-when the loop waits instead of taking the core from it.
+"Helper threads"). `batch` (SCHED_BATCH), `low` (nice 19) or `idle` (SCHED_IDLE) lets a helper
+run when the loop waits instead of taking the core from it.
 
-The price: a helper at `idle` runs only when nothing else wants the core.
-A process that shares its cores with other busy ones (more workers than
-cores, a busy neighbour) would see its commits and its gRPC I/O wait; hence
-`normal` by default.
+- `batch` only takes away a helper's right to preempt on waking: Linux lets a
+  SCHED_BATCH thread run at the next tick or when the running one waits,
+  with its full share of the core beside other processes (nice 0).
+- `low` and `idle` also lower that share: a helper at nice 19 gets about 1.5%
+  of a core another busy process wants, at `idle` nothing. Where a process
+  shares its cores with other busy ones (more workers than cores, a busy
+  neighbour), its commits and its gRPC I/O would wait behind them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import os
 import threading
 
-POLICIES = ("normal", "low", "idle")
+POLICIES = ("normal", "batch", "low", "idle")
 LOW_NICE = 19
 
 
@@ -39,8 +42,9 @@ def settle_helpers(policy: str) -> int:
         if tid == main:
             continue
         try:
-            if policy == "idle":
-                os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+            if policy in ("batch", "idle"):
+                os.sched_setscheduler(tid, os.SCHED_BATCH if policy == "batch" else os.SCHED_IDLE,
+                                      os.sched_param(0))
             else:
                 os.setpriority(os.PRIO_PROCESS, tid, LOW_NICE)
         except (ProcessLookupError, PermissionError):

@@ -28,7 +28,7 @@ def schedules(pid: int) -> dict[int, tuple[int, int]]:
     return found
 
 
-@pytest.mark.parametrize("policy", ["idle", "low", "normal"])
+@pytest.mark.parametrize("policy", ["batch", "idle", "low", "normal"])
 async def test_helper_threads_give_way_to_the_loop(policy: str, tmp_path: Path) -> None:
     server = await start_server("serve", "--store", f"sqlite:///{tmp_path}/tasks.db",
                                 "--helper-threads", policy)
@@ -48,7 +48,8 @@ async def test_helper_threads_give_way_to_the_loop(policy: str, tmp_path: Path) 
         loop = seen.pop(server.proc.pid)
         assert loop == (os.SCHED_OTHER, 0)  # the loop's thread is left as it was
         assert len(seen) >= 3  # gRPC's poller and engine, the SQLite writer
-        expected = {"idle": (os.SCHED_IDLE, 0), "low": (os.SCHED_OTHER, 19),
+        expected = {"batch": (os.SCHED_BATCH, 0), "idle": (os.SCHED_IDLE, 0),
+                    "low": (os.SCHED_OTHER, 19),
                     "normal": (os.SCHED_OTHER, 0)}[policy]
         lowered = [tid for tid, each in seen.items() if each == expected]
         # Threads the loop's thread starts later (asyncio's default executor) are its own.
