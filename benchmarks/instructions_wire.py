@@ -5,6 +5,10 @@ admission) and the ceiling (benchmarks/ceiling.py), each under
 outside callgrind (benchmarks/drive.py, every answer checked).
 
     python -m benchmarks.instructions_wire [--servers ours,ceiling] [--rows ...]
+        [--against REV]
+
+`--against REV`: ours at an earlier revision too, checked out beside this one
+(benchmarks/revisions.py), and ours' ratio to it.
 
 For each row the counters are zeroed (`callgrind_control -z`), a small and
 then a larger number of calls made, the counts dumped after each
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from . import drive, report
 from .measure import first_task, make_call, progress
+from .revisions import checkout
 from .servers import ROOT, Server, free_port
 
 CALLS = {"SendMessage": (40, 200), "GetTask": (40, 200), "stream 100": (4, 20)}
@@ -57,8 +62,8 @@ async def count(make: drive.MakeCall, n: int, concurrency: int) -> None:
 class Counted:
     """A server process under callgrind, its counts dumped on demand."""
 
-    def __init__(self, name: str, folder: Path) -> None:
-        self.server = Server(name, http=free_port(), grpc=free_port())
+    def __init__(self, name: str, folder: Path, tree: Path = ROOT) -> None:
+        self.server = Server(name, http=free_port(), grpc=free_port(), tree=tree)
         self.folder = folder
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -66,7 +71,7 @@ class Counted:
         self.proc = subprocess.Popen(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.folder}/cg.%p",
              "--dump-instr=no", *self.server.command()],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=self.server.tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.server.proc = self.proc
         self.server.wait_ready(timeout=600)
 
@@ -121,11 +126,14 @@ async def per_call(counted: Counted, row: report.Row, task_id: str) -> float:
         await rpc.close()
 
 
-async def run(names: list[str], rows: list[report.Row]) -> dict[str, dict[report.Row, float]]:
+async def run(names: list[str], rows: list[report.Row],
+              trees: dict[str, Path] | None = None) -> dict[str, dict[report.Row, float]]:
+    """`trees`: names of ours at other revisions, and their checkouts."""
     out: dict[str, dict[report.Row, float]] = {}
     for name in names:
         with tempfile.TemporaryDirectory() as tmp:
-            counted = Counted(name, Path(tmp))
+            tree = (trees or {}).get(name)
+            counted = Counted("ours" if tree else name, Path(tmp), tree or ROOT)
             progress(f"starting {name} under callgrind (a minute or more)")
             counted.start()
             try:
@@ -139,14 +147,18 @@ async def run(names: list[str], rows: list[report.Row]) -> dict[str, dict[report
     return out
 
 
-def render(counts: dict[str, dict[report.Row, float]]) -> str:
-    lines = ["| call | binding | ours | ceiling | ours / ceiling |", "|---|---|---|---|---|"]
+def render(counts: dict[str, dict[report.Row, float]], against: str = "") -> str:
+    """`against`: a column of ours at that revision, and ours' ratio to it."""
+    more = f" {against} | ours / {against} |" if against else ""
+    lines = ["| call | binding | ours | ceiling | ours / ceiling |" + more,
+             "|---|---|---|---|---|" + "---|---|" * bool(against)]
     for row in counts.get("ours") or counts.get("ceiling") or {}:
         ours, ceiling = counts.get("ours", {}).get(row), counts.get("ceiling", {}).get(row)
-        ratio = f"{ours / ceiling:.2f}x" if ours and ceiling else "-"
+        cells = [ours or 0, ceiling or 0] + ([counts[against].get(row) or 0] if against else [])
+        ratios = [f"{ours / other:.2f}x" if ours and other else "-" for other in cells[1:]]
         what = "per event of a stream 100" if row.scenario.startswith("stream") else row.scenario
-        lines.append(f"| {what} | {row.binding} | {ours or 0:,.0f} | {ceiling or 0:,.0f} | "
-                     f"{ratio} |")
+        lines.append(f"| {what} | {row.binding} | {cells[0]:,.0f} | {cells[1]:,.0f} | {ratios[0]} |"
+                     + (f" {cells[2]:,.0f} | {ratios[1]} |" if against else ""))
     return "\n".join(lines)
 
 
@@ -154,11 +166,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="make bench-instructions ARGS=--wire")
     parser.add_argument("--servers", default="ours,ceiling")
     parser.add_argument("--rows", default="", help="only rows whose title has one of these")
+    parser.add_argument("--against", default="", metavar="REV",
+                        help="also ours at an earlier revision (a commit, tag or branch)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         sys.exit("make bench-instructions needs valgrind (apt-get install valgrind)")
     rows = [r for r in ROWS if not args.rows or any(p in r.title for p in args.rows.split(","))]
-    print(render(asyncio.run(run(args.servers.split(","), rows))))
+    names = args.servers.split(",")
+    if not args.against:
+        print(render(asyncio.run(run(names, rows))))
+        return
+    with checkout(args.against) as tree:
+        counts = asyncio.run(run([*names, args.against], rows, {args.against: tree}))
+    print(render(counts, args.against))
 
 
 if __name__ == "__main__":

@@ -97,6 +97,7 @@ class Server:
     extra: list[str] = field(default_factory=list)  # more `serve` flags (ours)
     cpus: frozenset[int] = frozenset()  # where it runs (none: SERVER_CPU alone)
     workers: int = 1  # the JS SDK's processes under node's cluster module ("js")
+    tree: Path = ROOT  # the checkout ours runs from (benchmarks/against.py: an older one)
     http: int = field(default_factory=free_port)
     grpc: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
@@ -126,7 +127,7 @@ class Server:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            self.command(), cwd=ROOT, env={**os.environ, **self.env},
+            self.command(), cwd=self.tree, env={**os.environ, **self.env},
             preexec_fn=lambda: pin(SERVER_CPU) if not self.cpus else os.sched_setaffinity(
                 0, self.cpus),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
