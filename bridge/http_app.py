@@ -16,9 +16,18 @@ from aiohttp import web
 from a2a_grpc.bridge import card as card_module
 from a2a_grpc.bridge.calls import quiet_bad_requests
 from a2a_grpc.bridge.endpoints import JWKS_PATH, BridgeConfig, a2a_routes, operations_routes
-from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response
+from a2a_grpc.bridge.face import (
+    Answer,
+    BodyTooLarge,
+    Handler,
+    Incoming,
+    Refused,
+    Response,
+    Streamed,
+    text,
+)
 from a2a_grpc.bridge.inspector.api import Inspector
-from a2a_grpc.bridge.routes import Router
+from a2a_grpc.bridge.routes import Router, finished
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.observe.metrics import Metrics
 
@@ -65,9 +74,9 @@ def add_operations_routes(
 
 def serve_router(app: web.Application, router: Router) -> None:
     """The router behind aiohttp's: its paths without a variable as aiohttp's own
-    plain resources (found by a dict, as `/` and `/message:send` are on every
-    call), the rest behind one catch-all (a regular expression, and ours):
-    docs/benchmarks.md, "Measured reasons"."""
+    plain resources, each verb's handler answering at once (found by a dict, as
+    `/` and `/message:send` are on every call), the rest behind one catch-all (a
+    regular expression, and ours): docs/benchmarks.md, "Measured reasons"."""
     async def elsewhere(incoming: Incoming) -> set[str]:  # the app's routes ours lack
         assert isinstance(incoming, _Request)
         allowed: set[str] = set()
@@ -76,14 +85,41 @@ def serve_router(app: web.Application, router: Router) -> None:
                 allowed |= (await resource.resolve(incoming.request))[1]
         return allowed
 
+    closing: Callable[[], bool] | None = None  # what the server says once it starts
+
+    async def started(_: web.Application) -> None:
+        nonlocal closing
+        closing = app.get(CLOSING)
+
+    app.on_startup.append(started)
+
     async def handle(request: web.Request) -> web.StreamResponse:
         answer = await router.answer(_Request(request), elsewhere)
-        return await write(request, answer, app.get(CLOSING))
+        return await write(request, answer, closing)
 
-    mine = [app.router.add_resource(path) for path in router.static_paths()]
+    def at_once(handler: Handler) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        # Router.answer's work without its lookup, in one coroutine (a coroutine
+        # frame less than through write: docs/benchmarks.md, "Measured reasons").
+        async def answer(request: web.Request) -> web.StreamResponse:
+            incoming = _Request(request)
+            try:
+                response = finished(await handler(incoming), incoming)
+            except Refused as exc:
+                response = text(exc.status, exc.text)
+            if isinstance(response, Answer):
+                return whole(response, closing)
+            return await streamed(request, response, closing)
+        return answer
+
+    mine = []
+    for path, verbs in router.static_routes().items():
+        resource = app.router.add_resource(path)
+        for verb, handler in verbs.items():
+            resource.add_route(verb, at_once(handler))
+        resource.add_route("*", handle)  # another verb: 405 naming these, as ours says it
+        mine.append(resource)
     mine.append(app.router.add_resource("/{tail:.*}"))
-    for resource in mine:
-        resource.add_route("*", handle)
+    mine[-1].add_route("*", handle)
 
     async def close(_: web.Application) -> None:
         await router.close()
@@ -129,26 +165,36 @@ async def write(request: web.Request, answer: Response,
                 closing: Callable[[], bool] | None = None) -> web.StreamResponse:
     """`closing()`: the server drains, so the connection closes after this answer
     (a client's pool never keeps one that the server will close under it)."""
+    if isinstance(answer, Answer):
+        return whole(answer, closing)
+    return await streamed(request, answer, closing)
+
+
+def whole(answer: Answer, closing: Callable[[], bool] | None) -> web.Response:
     close = closing is not None and closing()
     headers = {**answer.headers, "Connection": "close"} if close else answer.headers
-    if isinstance(answer, Answer):
-        response = web.Response(status=answer.status, body=answer.body or None,
-                                headers=headers)
-        if answer.close or close:
-            response.force_close()  # the header alone leaves aiohttp keeping the connection
-        return response
-    streamed = web.StreamResponse(status=answer.status, headers=headers)
+    response = web.Response(status=answer.status, body=answer.body or None, headers=headers)
+    if answer.close or close:
+        response.force_close()  # the header alone leaves aiohttp keeping the connection
+    return response
+
+
+async def streamed(request: web.Request, answer: Streamed,
+                   closing: Callable[[], bool] | None) -> web.StreamResponse:
+    close = closing is not None and closing()
+    headers = {**answer.headers, "Connection": "close"} if close else answer.headers
+    response = web.StreamResponse(status=answer.status, headers=headers)
     if close:
-        streamed.force_close()
-    sink = _Sink(streamed)
+        response.force_close()
+    sink = _Sink(response)
     try:
-        await streamed.prepare(request)
+        await response.prepare(request)
     except (ConnectionResetError, RuntimeError):
         sink.gone = True  # produce still runs: it closes what it streams
     await answer.produce(sink)
     with contextlib.suppress(ConnectionResetError, RuntimeError):
-        await streamed.write_eof()
-    return streamed
+        await response.write_eof()
+    return response
 
 
 class _Sink:

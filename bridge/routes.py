@@ -61,9 +61,10 @@ class Router:
         for v in verbs:
             table.setdefault(v, handler)
 
-    def static_paths(self) -> list[str]:
-        """The paths with no variable (a face may look them up by its own means)."""
-        return list(self._static)
+    def static_routes(self) -> dict[str, dict[str, Handler]]:
+        """The paths with no variable and their verbs' handlers (a face may look
+        them up by its own means: see `answer` for what it then does)."""
+        return {path: dict(verbs) for path, verbs in self._static.items()}
 
     def on_close(self, closer: Callable[[], Awaitable[None]]) -> None:
         """Run `closer` when the face stops (the inspector's clients)."""
@@ -109,9 +110,14 @@ class Router:
             response = await handler(incoming)
         except Refused as exc:
             return text(exc.status, exc.text)
-        named = activated_header(incoming)
-        if named:
-            response.headers["A2A-Extensions"] = named
-            if "X-A2A-Extensions" in incoming.headers:  # a 0.3 client: 0.3's name too
-                response.headers["X-A2A-Extensions"] = named
-        return response
+        return finished(response, incoming)
+
+
+def finished(response: Response, incoming: Incoming) -> Response:
+    """`response` with what every answer carries: the extensions activated."""
+    named = activated_header(incoming)
+    if named:
+        response.headers["A2A-Extensions"] = named
+        if "X-A2A-Extensions" in incoming.headers:  # a 0.3 client: 0.3's name too
+            response.headers["X-A2A-Extensions"] = named
+    return response
