@@ -19,7 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from multidict import CIMultiDict
 
+from a2a_grpc.bridge.calls import call_context
+from a2a_grpc.bridge.face import Incoming
 from a2a_grpc.core.call import CallContext
 from a2a_grpc.demos.demo import DemoAgent, demo_card
 from a2a_grpc.generated import a2a_pb2 as pb
@@ -103,5 +106,20 @@ async def test_calls_over_the_wire_leave_no_cycles(binding: str, stack: StackFac
     events = await client.stream("SendStreamingMessage", send_request("stream 5"))
     assert events[-1].status_update.status.state == pb.TASK_STATE_COMPLETED
 
+    gc.collect()
+    assert not ours(garbage), f"left to the cyclic collector: {ours(garbage)}"
+
+
+def test_an_asgi_request_and_its_call_context_make_no_cycle(garbage: list[object]) -> None:
+    """The ASGI face's requests (an address given as it is, not read when asked)."""
+    async def read() -> bytes:
+        return b"{}"
+
+    request = Incoming("POST", "/", CIMultiDict({"A2A-Version": "1.0"}), read,
+                       remote="192.0.2.7", secure=True, peer=lambda: "client")
+    ctx = call_context(request)
+    assert ctx.remote is not None and ctx.remote() == "192.0.2.7"
+    assert ctx.peer is not None and ctx.peer() == "client"
+    del request, ctx
     gc.collect()
     assert not ours(garbage), f"left to the cyclic collector: {ours(garbage)}"
