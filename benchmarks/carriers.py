@@ -1,7 +1,9 @@
 """`make bench-carriers`: gRPC carried by HTTP/2 servers other than grpc.aio,
 on the ceiling's work (benchmarks/ceiling_asgi_grpc.py as an ASGI app) against
-grpc.aio's own ceiling, from the same load generator (grpc.aio stubs, every
-answer checked). Servers pinned to CPU 0, the load to CPU 1, rounds
+grpc.aio's own ceiling; and ours on each carrier it ships (`serve`, and
+`serve --grpc-carrier pyvoy`), on the memory store and the SQLite default,
+beside the JS SDK's gRPC server. One load generator (grpc.aio stubs, every
+answer checked); servers pinned to CPU 0, the load to CPU 1, rounds
 interleaved.
 
     make bench-carriers ARGS="--rounds 5 --seconds 2.5"
@@ -21,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 import grpc
 
@@ -30,7 +33,7 @@ from tools.kits import kit_venv
 from . import drive
 from .measure import progress
 from .report import Row, _f
-from .servers import ROOT, Server, pin
+from .servers import ROOT, Server, js_modules, pin
 
 ROWS = [Row("SendMessage", "gRPC", 32), Row("GetTask", "gRPC", 32)]
 CARRIERS = ("pyvoy==1.3.0", "granian==2.8.9", "uvloop>=0.19", str(ROOT))
@@ -75,10 +78,33 @@ def carriers(python: str) -> list[Carrier]:
     return out
 
 
-async def main(rounds: int, seconds: float, python: str) -> None:
+PYVOY = ["--grpc-carrier", "pyvoy"]
+
+
+def ours(folder: str) -> list[Server]:
+    """Ours on grpc.aio and on pyvoy (when its extra is installed here), each
+    on the memory store and the SQLite default; the JS SDK beside them."""
+    made = []
+    carried = subprocess.run([sys.executable, "-c", "import pyvoy"],
+                             capture_output=True).returncode == 0
+    if not carried:
+        progress("ours on pyvoy: pyvoy is not installed here (a2a-grpc[pyvoy]), left out")
+    for store, named in (("memory", "memory"), (f"sqlite:///{folder}/STORE.db", "SQLite")):
+        for carrier, extra in (("grpc.aio", []), ("pyvoy", PYVOY))[:2 if carried else 1]:
+            label = f"ours, {carrier}, {named}"
+            made.append(Server("ours", store=store.replace("STORE", carrier), label=label,
+                               extra=extra))
+    made.append(Server("js", env={"NODE_PATH": str(js_modules())}, label="JS SDK (memory)"))
+    for s in made:
+        if s.extra == PYVOY:
+            s.grpc = s.http  # one port for every binding
+    return made
+
+
+async def main(rounds: int, seconds: float, python: str, folder: str) -> None:
     pin(1)
     ceiling = Server("ceiling", label="grpc.aio (ceiling)")
-    servers: list[Server] = [ceiling, *carriers(python)]
+    servers: list[Server] = [ceiling, *carriers(python), *ours(folder)]
     started: list[Server] = []
     for s in servers:
         s.start()
@@ -122,23 +148,43 @@ async def main(rounds: int, seconds: float, python: str) -> None:
     finally:
         for s in started:
             s.stop()
-    print(f"\ngRPC on the ceiling's work, 32 calls in flight on one channel; medians of "
-          f"{rounds} interleaved rounds; errors in brackets.\n")
-    print("| carrier | SendMessage /s | vs grpc.aio | GetTask /s | vs grpc.aio |")
-    print("|---|---|---|---|---|")
-    base = {row: statistics.median(rates[(ceiling.label, row)]) for row in ROWS
-            if (ceiling.label, row) in rates}
-    for s in started:
-        cells = []
-        for row in ROWS:
-            got = rates.get((s.label, row))
-            if not got:
-                cells += ["-", "-"]
-                continue
-            m = statistics.median(got)
-            cells += [f"{_f(m)} ({errors[(s.label, row)]})",
-                      f"{m / base[row]:.2f}x" if base.get(row) else "-"]
-        print(f"| {s.label} | " + " | ".join(cells) + " |")
+    print(render(started, rates, errors, rounds))
+
+
+def render(started: list[Server], rates: dict[tuple[str, Row], list[float]],
+           errors: dict[tuple[str, Row], int], rounds: int) -> str:
+    """Two tables: the ceilings by carrier, and ours beside the JS SDK."""
+    def median(label: str, row: Row) -> float | None:
+        got = rates.get((label, row))
+        return statistics.median(got) if got else None
+
+    def cell(s: Server, row: Row, base: float | None) -> list[str]:
+        m = median(s.label, row)
+        if m is None:
+            return ["-", "-"]
+        return [f"{_f(m)} ({errors[(s.label, row)]})", f"{m / base:.2f}x" if base else "-"]
+
+    ceilings = [s for s in started if s.name in ("ceiling", "carrier")]
+    mine = [s for s in started if s not in ceilings]
+    base = {row: median(ceilings[0].label, row) for row in ROWS} if ceilings else {}
+    lines = [f"\ngRPC, 32 calls in flight on one channel; medians of {rounds} interleaved "
+             "rounds; errors in brackets.\n",
+             "The ceiling's work, by carrier:\n",
+             "| carrier | SendMessage /s | vs grpc.aio | GetTask /s | vs grpc.aio |",
+             "|---|---|---|---|---|"]
+    for s in ceilings:
+        lines.append(f"| {s.label} | " + " | ".join(
+            c for row in ROWS for c in cell(s, row, base.get(row))) + " |")
+    js = next((s.label for s in mine if s.name == "js"), None)
+    if mine:
+        lines += ["", "Ours by carrier and store, and the JS SDK:\n",
+                  "| server | SendMessage /s | vs JS SDK | GetTask /s | vs JS SDK |",
+                  "|---|---|---|---|---|"]
+        for s in mine:
+            lines.append(f"| {s.label} | " + " | ".join(
+                c for row in ROWS for c in cell(s, row, median(js, row) if js else None))
+                + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
@@ -148,4 +194,5 @@ if __name__ == "__main__":
     args = parser.parse_args()
     os.chdir(ROOT)
     python = str(kit_venv("carriers-venv", CARRIERS))
-    asyncio.run(main(args.rounds, args.seconds, python))
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(main(args.rounds, args.seconds, python, folder))

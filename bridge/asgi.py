@@ -22,7 +22,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 from a2a_grpc.bridge.calls import IDENTITY
 from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response
 from a2a_grpc.bridge.routes import Router
-from a2a_grpc.core.call import Identity
+from a2a_grpc.core.call import Identity, common_name
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -65,12 +65,15 @@ def incoming(scope: Scope, receive: Receive, max_body: int,
         return read_once[0]
 
     client = scope.get("client")
+    tls = (scope.get("extensions") or {}).get("tls") or {}
+    subject = common_name(tls.get("client_cert_name") or "")  # mutual TLS's client
     request = Incoming(scope["method"], route_path(scope), headers, read,
                        query_string=(scope.get("query_string") or b"").decode("latin-1"),
                        root=(scope.get("root_path") or "").rstrip("/"),
                        remote=client[0] if client else None,
                        secure=scope.get("scheme") in ("https", "wss"),
-                       scheme=scope.get("scheme") or "http")
+                       scheme=scope.get("scheme") or "http",
+                       peer=None if subject is None else lambda: subject)
     if identify is not None:
         who = identify(scope)
         if who is not None:

@@ -56,6 +56,7 @@ from a2a_grpc.cards.serving import ServedCard
 from a2a_grpc.core import media
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
+from a2a_grpc.grpc_edge.carried import CarriedGrpc, carried_grpc
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
@@ -81,16 +82,22 @@ class Assembly:
     keys: signing_keys.Keys
     signer: Signer | None  # signs push notifications; its issuer is the public URL
     observe: ObserveOptions
-    grpc: GrpcServer | None
+    grpc: GrpcServer | CarriedGrpc | None  # carried: answered on the HTTP port
     # The hosted agents' cards as written, by name (a server hosting several), else empty.
     hosted: dict[str, AgentCard] = dataclasses.field(default_factory=dict)
 
-    def grpc_interface(self, settings: ServeSettings, tenant: str = "") -> list[Interface]:
+    def grpc_interface(self, settings: ServeSettings, tenant: str = "",
+                       here: str = "") -> list[Interface]:
+        """`here`: the host and port the HTTP side was reached at, which a
+        carried gRPC shares."""
         net = settings.network
         if self.grpc is None:
             return []
-        return [Interface("GRPC", net.grpc_public_address or host_port(
-            advertised_host(net.host), self.grpc.port), tenant)]
+        if net.grpc_public_address:
+            return [Interface("GRPC", net.grpc_public_address, tenant)]
+        if here and isinstance(self.grpc, CarriedGrpc):
+            return [Interface("GRPC", here, tenant)]
+        return [Interface("GRPC", host_port(advertised_host(net.host), self.grpc.port), tenant)]
 
     async def publish(self, interfaces: list[Interface], served: ServedCard,
                       name: str = "", base: str | None = None) -> AgentCard:
@@ -144,8 +151,10 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
 
 
 async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: AsyncExitStack,
-                   tls: TlsFiles | None, *, grpc: bool = True) -> Assembly:
-    """Open everything `agent` is served with; `cleanup` closes it."""
+                   tls: TlsFiles | None, *, grpc: bool | str = True) -> Assembly:
+    """Open everything `agent` is served with; `cleanup` closes it. `grpc`:
+    True serves it with grpc.aio on its own port, "carried" makes it an ASGI
+    app for the server that carries the HTTP side (grpc_edge/carried)."""
     net, stored = settings.network, settings.store
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
@@ -213,8 +222,11 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         cleanup.push_async_callback(sender.stop)
         handler.attach_sender(sender.wake)
     handler.observe(metrics)
-    grpc_server = None
-    if grpc:
+    grpc_server: GrpcServer | CarriedGrpc | None = None
+    if grpc == "carried":
+        grpc_server = await carried_grpc(handler, admission, metrics)
+        cleanup.push_async_callback(grpc_server.stop, net.grace)
+    elif grpc:
         grpc_server = await start_grpc(handler, net.host, net.grpc_port, admission, tls,
                                        metrics)
         cleanup.push_async_callback(grpc_server.stop, net.grace)

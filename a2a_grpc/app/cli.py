@@ -16,6 +16,7 @@ from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
+from a2a_grpc.app.carrier import carry, refused
 from a2a_grpc.app.loading import load_agent, load_hosted
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
@@ -178,6 +179,12 @@ async def _serve_hosted(loaded: Awaitable[dict[str, AgentExecutor]],
     await serve(Hosted(await loaded), settings)
 
 
+def serve_settings(argv: list[str]) -> ServeSettings:
+    """The settings of a `serve` command line (what the carried app reads again)."""
+    args = _parser().parse_args(argv)
+    return load(args, getattr(args, "config", None))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -205,6 +212,11 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--workers must be 1 or more")
         if process.worker() is not None:
             process.stop_with_parent()
+        if args.command == "serve" and net.grpc_carrier == "pyvoy":
+            why = refused(settings)
+            if why:
+                raise ValueError(why)
+            return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
             return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:

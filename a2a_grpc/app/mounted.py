@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app.assembly import Assembly, assemble
@@ -32,6 +33,7 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.cards.card import Interface
 from a2a_grpc.generated.a2a_pb2 import AgentCard
+from a2a_grpc.grpc_edge.carried import CarriedGrpc, GrpcApp
 
 log = logging.getLogger("a2a_grpc")
 BASES = 16  # cards kept, one per base URL clients reached the app by (no public_url)
@@ -43,7 +45,9 @@ NOT_STARTED = ("this A2A app has not been started: mounted in FastAPI or Starlet
 class A2AApp:
     """An ASGI application serving `agent`: JSON-RPC, HTTP+JSON, their SSE,
     the 0.3 and first-draft dialects and the agent card, as `serve` does
-    over aiohttp, and (unless `grpc` is False) gRPC on the settings' port.
+    over aiohttp, and (unless `grpc` is False) gRPC on the settings' port;
+    `grpc="carried"`: gRPC answered by this app itself, on the port of the
+    server that runs it, which must speak HTTP/2 and send trailers (pyvoy).
 
     `settings`: as `serve` takes them; by default read as `serve` reads
     them, without flags: the A2A_GRPC_* environment variables over the TOML
@@ -57,7 +61,7 @@ class A2AApp:
     """
 
     def __init__(self, agent: AgentExecutor, settings: ServeSettings | None = None, *,
-                 public_url: str | None = None, grpc: bool = True,
+                 public_url: str | None = None, grpc: bool | str = True,
                  identify: asgi.Identify | None = None) -> None:
         self.agent = agent
         self.settings = settings or from_environment()
@@ -69,6 +73,7 @@ class A2AApp:
         self._router: Router | None = None
         self._stack: AsyncExitStack | None = None
         self._cards: _Cards | None = None
+        self._carried: GrpcApp | None = None
 
     @property
     def config(self) -> BridgeConfig:
@@ -82,6 +87,10 @@ class A2AApp:
                 request = asgi.incoming(scope, receive, 0)
                 await asgi.write(request, Answer(503, NOT_STARTED.encode(), {
                     "Content-Type": "text/plain; charset=utf-8"}), receive, send)
+                return
+            carried = self._carried
+            if carried is not None and _is_grpc(scope):
+                await carried(scope, receive, send)
                 return
             cards = self._cards
             await asgi.serve(self._router, scope, receive, send,
@@ -122,9 +131,12 @@ class A2AApp:
             await stack.aclose()
             raise
         self.served, self._stack, self._cards = served, stack, cards
+        if isinstance(served.grpc, CarriedGrpc):
+            self._carried = served.grpc.app
         log.info("A2A agent %r served as an ASGI app%s%s", served.card.name,
                  f" at {self.public_url}" if self.public_url else "",
-                 f"; gRPC on port {served.grpc.port}" if served.grpc else "")
+                 "" if not served.grpc else "; gRPC on the same port" if self._carried
+                 else f"; gRPC on port {served.grpc.port}")
 
     async def stop(self) -> None:
         """Refuse new calls, end open streams for their clients to resume, give
@@ -142,6 +154,7 @@ class A2AApp:
                 for _ in iter(lambda: served.handler.live_tasks, 0):  # runs end on their own
                     await asyncio.sleep(0.05)
         self._router, self.served, self._stack, self._cards = None, None, None, None
+        self._carried = None
         await stack.aclose()
 
     async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
@@ -159,6 +172,13 @@ class A2AApp:
                 await self.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _is_grpc(scope: asgi.Scope) -> bool:
+    for key, value in scope.get("headers") or ():
+        if key == b"content-type":
+            return bool(value.startswith(b"application/grpc"))
+    return False
 
 
 def from_environment(environ: Mapping[str, str] | None = None) -> ServeSettings:
@@ -188,7 +208,7 @@ class _Cards:
         endpoint = self.first if not self.bases else CardEndpoint(
             self.served.card, self.app.config.card_v03_fields)
         config = self.app.config
-        interfaces = [*self.served.grpc_interface(self.app.settings),
+        interfaces = [*self.served.grpc_interface(self.app.settings, here=urlsplit(base).netloc),
                       Interface("JSONRPC", base + config.jsonrpc_path),
                       Interface("HTTP+JSON", base + config.rest_prefix.rstrip("/"))]
         await self.served.publish(interfaces, endpoint)

@@ -62,7 +62,7 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         # Unwound in reverse on the way out, also when starting fails half-way.
         cleanup.callback(start_tracing())
         served = await assemble(agent, settings, cleanup, http.tls)
-        assert served.grpc is not None
+        assert isinstance(served.grpc, GrpcServer)  # serve's own: grpc.aio
         observe = served.observe
         hosted = {name: CardEndpoint(card, http.config.card_v03_fields)
                   for name, card in served.hosted.items()}

@@ -96,3 +96,13 @@ class CallContext:
             peer=peer,
             remote=remote,
         )
+
+
+def common_name(subject: str) -> str | None:
+    """The CN of a certificate subject written as RFC 4514 says (`CN=alice,O=x`),
+    as servers hand it to an app (the ASGI TLS extension's `client_cert_name`)."""
+    for part in subject.split(","):
+        key, _, value = part.strip().partition("=")
+        if key.strip().upper() == "CN" and value:
+            return value.strip()
+    return None

@@ -16,7 +16,8 @@ from __future__ import annotations
 # extra -> the top-level modules it brings
 EXTRAS = {"postgres": ("asyncpg",), "redis": ("redis",), "otel": ("opentelemetry",),
           "auth": ("jwt", "cryptography"), "langgraph": ("langgraph", "langchain_core"),
-          "pydantic-ai": ("pydantic_ai", "pydantic"), "adk": ("google",)}
+          "pydantic-ai": ("pydantic_ai", "pydantic"), "adk": ("google",),
+          "pyvoy": ("pyvoy", "envoy")}
 
 
 class MissingExtraError(RuntimeError):

@@ -56,6 +56,26 @@ class GrpcServer:
             await self.health.set(name, status)
 
 
+def add_services(target: Any, handler: RequestHandler, service: A2AService | None = None,
+                 metrics: Metrics | None = None,
+                 observed: bool = False) -> health.aio.HealthServicer:
+    """Add every gRPC service served here to `target` (a grpc.aio server, or
+    a carrier's GrpcApp): A2A 1.0 and 0.3, health, reflection."""
+    service = service or handler
+    if metrics is not None or observed:
+        service = ObservedService(service, "grpc", metrics)
+    add_to_server(A2AServicer(service), target)
+    add_v03_to_server(service, lambda: handler.card, target)  # A2A 0.3 clients
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, target)
+    # Reflection describes the services as published (a2a_grpc.core.published).
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(reflection.aio.ReflectionServicer(
+        (SERVICE_NAME, V03_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        pool=published_pool(a2a_pb2.DESCRIPTOR, v03_pb2.DESCRIPTOR, health_pb2.DESCRIPTOR,
+                            reflection_pb2.DESCRIPTOR)), target)
+    return health_servicer
+
+
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
                      service: A2AService | None = None, tls: ServerTls | None = None,
                      metrics: Metrics | None = None, observed: bool = False) -> GrpcServer:
@@ -64,18 +84,7 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     `tls`: serve TLS (and mTLS) with these files. `metrics` (or `observed`):
     each call is counted there and traced (observe.service)."""
     server = grpc.aio.server()
-    service = service or handler
-    if metrics is not None or observed:
-        service = ObservedService(service, "grpc", metrics)
-    add_to_server(A2AServicer(service), server)
-    add_v03_to_server(service, lambda: handler.card, server)  # A2A 0.3 clients
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, GenericOnly(server))
-    # Reflection describes the services as published (a2a_grpc.core.published).
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(reflection.aio.ReflectionServicer(
-        (SERVICE_NAME, V03_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
-        pool=published_pool(a2a_pb2.DESCRIPTOR, v03_pb2.DESCRIPTOR, health_pb2.DESCRIPTOR,
-                            reflection_pb2.DESCRIPTOR)), GenericOnly(server))
+    health_servicer = add_services(GenericOnly(server), handler, service, metrics, observed)
     try:
         bound = (server.add_insecure_port(f"{host}:{port}") if tls is None
                  else server.add_secure_port(f"{host}:{port}", tls.grpc_credentials()))

@@ -10,6 +10,7 @@ import socket
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import grpc
@@ -63,9 +64,20 @@ def serial_of(port: int, ca: Authority, alpn: str | None = None) -> int:
     return x509.load_der_x509_certificate(der).serial_number
 
 
+def carriers() -> list[Any]:
+    """grpc.aio, and pyvoy (one port for everything) when its extra is installed."""
+    import importlib.util
+
+    no_pyvoy = importlib.util.find_spec("pyvoy") is None
+    return ["grpc.aio", pytest.param("pyvoy", marks=pytest.mark.skipif(
+        no_pyvoy, reason="the a2a-grpc[pyvoy] extra is not installed"))]
+
+
+@pytest.mark.parametrize("carrier", carriers())
 @pytest.mark.parametrize("binding", BINDINGS)
-async def test_tls_on_every_binding(ca: Authority, servers: list[Server], binding: str) -> None:
-    server, _ = await serving(ca)
+async def test_tls_on_every_binding(ca: Authority, servers: list[Server], binding: str,
+                                    carrier: str) -> None:
+    server, _ = await serving(ca, "--grpc-carrier", carrier)
     servers.append(server)
     options = ClientOptions(prefer=[binding], ca_file=str(ca.path))
     async with await A2AClient.connect(https(server), options) as client:
@@ -86,10 +98,12 @@ async def test_tls_on_every_binding(ca: Authority, servers: list[Server], bindin
         await A2AClient.connect(https(server), ClientOptions(prefer=[binding]))
 
 
+@pytest.mark.parametrize("carrier", carriers())
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_mutual_tls_admits_by_certificate(ca: Authority, servers: list[Server],
-                                                binding: str) -> None:
-    server, _ = await serving(ca, "--tls-client-ca", str(ca.path), "--tls-require-client-cert")
+                                                binding: str, carrier: str) -> None:
+    server, _ = await serving(ca, "--tls-client-ca", str(ca.path), "--tls-require-client-cert",
+                              "--grpc-carrier", carrier)
     servers.append(server)
     alice, bob = ca.issue("alice", client=True), ca.issue("bob", client=True)
 

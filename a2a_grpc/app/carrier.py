@@ -1,0 +1,70 @@
+"""`serve --grpc-carrier pyvoy`: the server carried by pyvoy (Envoy's
+HTTP/2 with the app in its embedded Python): gRPC, JSON-RPC and HTTP+JSON
+on one port, h2c and HTTP/1.1 told apart by Envoy. This process starts
+Envoy with the app (app/carried_app.py, which reads the same command line
+from CARRIED_ARGV), says where it listens, and stops it on SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.cards.card import host_port
+from a2a_grpc.core.extras import missing
+
+log = logging.getLogger("a2a_grpc")
+CARRIED_ARGV = "A2A_GRPC_CARRIED_ARGV"  # the `serve` command line, for the carried app
+APP = "a2a_grpc.app.carried_app:app"
+
+
+def refused(settings: ServeSettings) -> str | None:
+    """Why these settings cannot be carried by pyvoy, if they cannot."""
+    net = settings.network
+    if net.workers > 1:
+        return "--grpc-carrier pyvoy serves in one process: drop --workers"
+    if settings.agent.hosted:
+        return "--grpc-carrier pyvoy serves one agent: --host-agent needs grpc.aio"
+    if settings.observability.metrics_port is not None:
+        return "--grpc-carrier pyvoy has no separate metrics port: drop --metrics-port"
+    return None
+
+
+async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
+    """Run the carried server until a signal stops it; its exit code."""
+    try:
+        from pyvoy import PyvoyServer
+    except ImportError as exc:
+        raise missing(exc, "--grpc-carrier pyvoy", "pyvoy") from None
+    net = settings.network
+    tls: dict[str, Any] = {}
+    if net.tls_cert is not None and net.tls_key is not None:
+        tls = {"tls_cert": net.tls_cert, "tls_key": net.tls_key, "tls_enable_http3": False}
+        if net.tls_client_ca is not None:
+            tls.update(tls_ca_cert=net.tls_client_ca,
+                       tls_require_client_certificate=net.tls_require_client_cert)
+    server = PyvoyServer(
+        APP, address=net.host, port=net.http_port, worker_threads=1, lifespan=True,
+        loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
+        env={CARRIED_ARGV: json.dumps(list(argv))}, stdout=None, stderr=None, **tls)
+    await server.start()
+    where = host_port(net.host, server.listener_port)
+    log.info("listening: gRPC on %s, HTTP on %s (one port, carried by pyvoy)", where, where)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    waiting = asyncio.ensure_future(server.wait())
+    stop = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
+    if not waiting.done():
+        await server.stop()
+    stop.cancel()
+    code = await waiting
+    return 0 if code in (0, -signal.SIGTERM) else (code or 0)
+
