@@ -11,8 +11,10 @@ import asyncio
 import json
 import logging
 import signal
+import urllib.request
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.cards.card import host_port
@@ -21,6 +23,36 @@ from a2a_grpc.core.extras import missing
 log = logging.getLogger("a2a_grpc")
 CARRIED_ARGV = "A2A_GRPC_CARRIED_ARGV"  # the `serve` command line, for the carried app
 APP = "a2a_grpc.app.carried_app:app"
+
+
+async def drained(admin: str | None, grace: float) -> None:
+    """Envoy stops listening and closes each connection once its calls end;
+    until none is left or `grace` is over. `admin`: Envoy's admin address,
+    which pyvoy keeps (None: nothing to ask, stop at once)."""
+    if not admin:
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    try:
+        await asyncio.to_thread(_admin, admin, "POST", "/drain_listeners?inboundonly")
+        while loop.time() < deadline:
+            stats = json.loads(await asyncio.to_thread(_admin, admin, "GET", ACTIVE))
+            if not any(s.get("value") for s in stats.get("stats", ())):
+                return
+            await asyncio.sleep(0.05)
+        log.info("--grace %.0f s is over: stopping with calls in progress", grace)
+    except (OSError, ValueError) as exc:  # Envoy gone, or an admin answer not understood
+        log.warning("could not drain Envoy (%s): stopping it", exc)
+
+
+ACTIVE = "/stats?format=json&filter=" + quote(r"^http\.ingress_http\.downstream_rq_active$")
+
+
+def _admin(admin: str, method: str, path: str) -> bytes:
+    request = urllib.request.Request(f"http://{admin}{path}", method=method)
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        body: bytes = answer.read()
+        return body
 
 
 def refused(settings: ServeSettings) -> str | None:
@@ -63,6 +95,7 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     stop = asyncio.ensure_future(stopping.wait())
     await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
     if not waiting.done():
+        await drained(getattr(server, "_admin_address", None), net.grace)
         await server.stop()
     stop.cancel()
     code = await waiting

@@ -202,13 +202,24 @@ async def test_a_client_that_leaves_a_stream_leaves_the_server_whole(
     assert "Traceback" not in server.log()
 
 
-async def test_sigterm_stops_it_cleanly(tmp_path: Any) -> None:
+async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"
     server = await start_server("serve", "--store", store, "--grpc-carrier", "pyvoy")
     try:
         async with grpc.aio.insecure_channel(server.target) as channel:
-            sent = await A2AServiceStub(channel).SendMessage(send_request("kept"), metadata=V1)
-        assert await server.stop() == 0
+            stub = A2AServiceStub(channel)
+            request = pb.SendMessageRequest(message=pb.Message(
+                message_id="in-flight", role=pb.ROLE_USER, parts=[pb.Part(text="slow 1")]))
+            call = asyncio.ensure_future(stub.SendMessage(request, metadata=V1))
+            for _ in range(200):  # until the call is in progress (10 s at most)
+                listed = await stub.ListTasks(pb.ListTasksRequest(), metadata=V1)
+                if any(t.status.state == pb.TASK_STATE_WORKING for t in listed.tasks):
+                    break
+                await asyncio.sleep(0.05)
+            server.proc.terminate()
+            sent = await call
+        assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+        assert await asyncio.to_thread(server.proc.wait, 15) == 0
     finally:
         reap(server.proc)
     again = await start_server("serve", "--store", store)  # on grpc.aio: the same store
@@ -216,7 +227,7 @@ async def test_sigterm_stops_it_cleanly(tmp_path: Any) -> None:
         async with grpc.aio.insecure_channel(again.target) as channel:
             got = await A2AServiceStub(channel).GetTask(pb.GetTaskRequest(id=sent.task.id),
                                                         metadata=V1)
-        assert got.artifacts[0].parts[0].text == "echo: kept"
+        assert got.artifacts[0].parts[0].text == "echo: slow 1"
     finally:
         reap(again.proc)
 

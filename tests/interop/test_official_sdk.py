@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -15,32 +17,57 @@ from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
+from tests.carried import carried
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
 
 
-async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path: Path) -> None:
-    agent = DemoAgent()
-    card = card_for(agent)
+def members_card() -> pb.AgentCard:
+    """The demo agent's card with an extended card, push notifications off (to
+    see the SDK's typed refusal)."""
+    card = card_for(DemoAgent())
     card.capabilities.extended_agent_card = True
-    card.capabilities.push_notifications = False  # to see the SDK's typed refusal
+    card.capabilities.push_notifications = False
+    return card
+
+
+def members_handler() -> RequestHandler:
+    card = members_card()
     extended = pb.AgentCard()
     extended.CopyFrom(card)
     extended.skills.add(id="members", name="Members only", description="x", tags=["x"])
-    handler = RequestHandler(agent, card, extended_card=extended)
+    return RequestHandler(DemoAgent(), card, extended_card=extended)
+
+
+@asynccontextmanager
+async def served(carrier: str) -> AsyncIterator[int]:
+    """members_handler's gRPC port, on grpc.aio or carried by pyvoy."""
+    if carrier == "pyvoy":
+        async with carried("tests.interop.test_official_sdk:members_handler") as port:
+            yield port
+        return
+    handler = members_handler()
     server = await start_grpc(handler)
-    card = public_card(card, [Interface("GRPC", f"127.0.0.1:{server.port}")])  # as `serve` does
-    card_file = tmp_path / "card.json"
-    card_file.write_text(json_format.MessageToJson(card))
     try:
+        yield server.port
+    finally:
+        await server.stop(0)
+        await handler.close()
+
+
+@pytest.mark.parametrize("carrier", ["grpc.aio", "pyvoy"])
+async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path: Path,
+                                                      carrier: str) -> None:
+    async with served(carrier) as port:
+        card = public_card(members_card(),  # as `serve` does
+                           [Interface("GRPC", f"127.0.0.1:{port}")])
+        card_file = tmp_path / "card.json"
+        card_file.write_text(json_format.MessageToJson(card))
         proc = await asyncio.create_subprocess_exec(
             str(sdk_python), str(PEERS / "sdk_grpc_client.py"), str(card_file),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(proc.communicate(), 120)
-    finally:
-        await server.stop(0)
-        await handler.close()
     assert proc.returncode == 0, err.decode()[-3000:]
     seen = json.loads(out)
     print(json.dumps(seen, indent=1), file=sys.stderr)

@@ -26,3 +26,11 @@ def installed_all(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPat
     """The Python of a fresh virtualenv with the wheel and every extra (`[all]`)."""
     wheel, _ = installed
     return make_venv(tmp_path_factory.mktemp("wheel-all"), f"{wheel}[all]")
+
+
+@pytest.fixture(scope="session")
+def installed_pyvoy(installed: tuple[Path, Path],
+                    tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python of a fresh virtualenv with the wheel and `[pyvoy]`."""
+    wheel, _ = installed
+    return make_venv(tmp_path_factory.mktemp("wheel-pyvoy"), f"{wheel}[pyvoy]")

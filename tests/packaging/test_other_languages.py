@@ -54,13 +54,16 @@ def protos(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactor
     return out
 
 
-@pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def target(installed: tuple[Path, Path],
+@pytest_asyncio.fixture(loop_scope="module", scope="module", params=["grpc.aio", "pyvoy"])
+async def target(request: pytest.FixtureRequest,
                  tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[str]:
-    """HOST:PORT of `serve` (the demo agent) from the installed wheel."""
-    _, python = installed
-    async with serving(python, tmp_path_factory.mktemp("serve"), "--store", "memory") as (
-            grpc_port, _):
+    """HOST:PORT of `serve` (the demo agent) from the installed wheel, its gRPC
+    on each carrier (pyvoy: the wheel installed with its extra)."""
+    carrier = request.param
+    python = (request.getfixturevalue("installed")[1] if carrier == "grpc.aio"
+              else request.getfixturevalue("installed_pyvoy"))
+    async with serving(python, tmp_path_factory.mktemp("serve"), "--store", "memory",
+                       "--grpc-carrier", carrier) as (grpc_port, _):
         yield f"127.0.0.1:{grpc_port}"
 
 

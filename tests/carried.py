@@ -1,0 +1,53 @@
+"""A test's own RequestHandler served over pyvoy (`--grpc-carrier pyvoy`'s
+carrier) instead of grpc.aio: `async with carried("module:factory") as port`.
+The factory (a function returning the handler) is called in Envoy's
+embedded Python, in the app's lifespan; this module is that app too."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+FACTORY = "A2A_TEST_CARRIED_HANDLER"
+
+
+@asynccontextmanager
+async def carried(factory: str) -> AsyncIterator[int]:
+    """The port of the handler `factory` makes, served over pyvoy until the block ends."""
+    pyvoy = pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
+    server = pyvoy.PyvoyServer("tests.carried:app", lifespan=True, worker_threads=1,
+                               env={FACTORY: factory}, stdout=None, stderr=None)
+    async with server:
+        yield server.listener_port
+
+
+class _App:
+    def __init__(self) -> None:
+        self.grpc: Any = None
+        self.handler: Any = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await self.grpc(scope, receive, send)
+            return
+        from a2a_grpc.grpc_edge.carried import carried_grpc
+
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                module, _, name = os.environ[FACTORY].partition(":")
+                self.handler = getattr(importlib.import_module(module), name)()
+                self.grpc = (await carried_grpc(self.handler)).app
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.handler.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+app = _App()
