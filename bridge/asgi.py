@@ -102,21 +102,24 @@ async def write(request: Incoming, answer: Response, receive: Receive, send: Sen
         await send({"type": "http.response.body", "body": b"" if head_only else answer.body})
         return
     sink = _Sink(send)
+    # Not cancelled when the answer ends: it ends with the `http.disconnect`
+    # that `receive` gives once the response is complete (ASGI's word), and
+    # pyvoy fails on a `receive` cancelled while it waits.
     watching = asyncio.create_task(sink.watch(receive), name="a2a-asgi-disconnect")
+    _WATCHING.add(watching)
+    watching.add_done_callback(_WATCHING.discard)
     try:
-        try:
-            await send({"type": "http.response.start", "status": answer.status,
-                        "headers": _headers(answer.headers)})
-        except OSError:
-            sink.gone = True  # produce still runs: it closes what it streams
-        await answer.produce(sink)
-        with contextlib.suppress(OSError):
-            if not sink.gone:
-                await send({"type": "http.response.body", "body": b""})
-    finally:
-        watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watching
+        await send({"type": "http.response.start", "status": answer.status,
+                    "headers": _headers(answer.headers)})
+    except OSError:
+        sink.gone = True  # produce still runs: it closes what it streams
+    await answer.produce(sink)
+    with contextlib.suppress(OSError):
+        if not sink.gone:
+            await send({"type": "http.response.body", "body": b""})
+
+
+_WATCHING: set[asyncio.Task[None]] = set()  # what the loop would otherwise hold weakly
 
 
 def _headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:

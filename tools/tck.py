@@ -9,7 +9,10 @@ server and binding on stdout, and docs/conformance.md rewritten with both
 tables and every test that fails on either side.
 
 Usage: python -m tools.tck [--only ours|sdk] [--bindings jsonrpc,grpc,rest]
-       [--categories mandatory,capabilities,...] [--no-docs]
+       [--categories mandatory,capabilities,...] [--no-docs] [--carrier pyvoy]
+
+`--carrier pyvoy`: ours as `serve --grpc-carrier pyvoy` (every binding on
+the HTTP port; docs/grpc-carriers.md); the docs are left as they are.
 """
 
 from __future__ import annotations
@@ -74,14 +77,16 @@ def sdk_python() -> Path:
 
 
 @contextmanager
-def server(which: str) -> Iterator[str]:
+def server(which: str, carrier: str = "grpc.aio") -> Iterator[str]:
     """Our server or the SDK's, with the conformance profile, on the fixed ports."""
     public = f"http://localhost:{HTTP_PORT}"  # the suite flags 127.0.0.1 in a card
+    grpc_port = HTTP_PORT if carrier == "pyvoy" else GRPC_PORT  # pyvoy: one port
     if which == "ours":
         cmd = [sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
                "--agent", "a2a_grpc.demos.conformance:ConformanceAgent",
                "--grpc-port", str(GRPC_PORT), "--http-port", str(HTTP_PORT),
-               "--public-url", public, "--grpc-public-address", f"grpc://localhost:{GRPC_PORT}",
+               "--grpc-carrier", carrier,
+               "--public-url", public, "--grpc-public-address", f"grpc://localhost:{grpc_port}",
                "--allow-http-push", "--allow-push-to", "localhost",
                "--allow-push-to", "127.0.0.1", "--grace", "0", "--log-level", "WARNING"]
     else:
@@ -146,6 +151,8 @@ def main() -> None:
     parser.add_argument("--bindings", default=",".join(BINDINGS))
     parser.add_argument("--categories", default=",".join([*CATEGORIES, "equivalence"]))
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--carrier", choices=("grpc.aio", "pyvoy"), default="grpc.aio",
+                        help="what carries our gRPC (serve --grpc-carrier)")
     args = parser.parse_args()
     suite = tck_dir()
     python = tck_python(suite)
@@ -157,7 +164,7 @@ def main() -> None:
             continue
         print(f"== {which}", flush=True)
         results[which] = {}
-        with server(which) as base:
+        with server(which, args.carrier if which == "ours" else "grpc.aio") as base:
             for category in categories:
                 if category == "equivalence":
                     got = run(suite, python, base, *EQUIVALENCE, ",".join(bindings))
@@ -175,7 +182,7 @@ def main() -> None:
                     print(f"  {category:13} {binding:8} {fmt(got)}", flush=True)
                     for test in got.failed:
                         print(f"      failed: {test}", flush=True)
-    if not args.no_docs and len(results) == len(SERVERS):
+    if not args.no_docs and len(results) == len(SERVERS) and args.carrier == "grpc.aio":
         write_doc(suite, results)
         print(f"wrote {DOC.relative_to(ROOT)}")
 

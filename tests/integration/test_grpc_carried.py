@@ -12,6 +12,7 @@ import gzip
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -249,3 +250,33 @@ def test_a_gzip_body_over_the_limit_is_refused() -> None:
     with pytest.raises(wire.WireError) as info:
         wire.messages(wire.PREFIX.pack(1, len(bomb)) + bomb, "gzip")
     assert info.value.code == wire.RESOURCE_EXHAUSTED
+
+
+async def test_streams_and_calls_leave_nothing_in_the_log(servers: dict[str, Server]) -> None:
+    """SSE streams (the ASGI face) and gRPC calls end without an error in
+    pyvoy's loop: a `receive` cancelled while it waits makes one per request."""
+    server = servers["pyvoy"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
+        "message": {"messageId": "", "role": "ROLE_USER", "parts": [{"text": "stream 2"}]}}}
+    async with aiohttp.ClientSession() as http:
+        for n in range(3):
+            body["params"]["message"]["messageId"] = f"sse-{n}"  # type: ignore[index]
+            async with http.post(server.url + "/", json=body,
+                                 headers={"A2A-Version": "1.0"}) as resp:
+                assert (await resp.text()).count("data:") == 5
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = A2AServiceStub(channel)
+        for _ in range(3):
+            await stub.SendMessage(send_request("calls"), metadata=V1)
+        async with http_after(server) as status:
+            assert status == 200
+    assert "Exception in callback" not in server.log()
+    assert "InvalidStateError" not in server.log()
+
+
+@asynccontextmanager
+async def http_after(server: Server) -> AsyncIterator[int]:
+    """One more request on a new connection: what came before it has been handled."""
+    async with aiohttp.ClientSession() as http:
+        async with http.get(server.url + "/.well-known/agent-card.json") as resp:
+            yield resp.status

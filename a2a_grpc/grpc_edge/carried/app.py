@@ -115,7 +115,9 @@ async def _call(handler: grpc.RpcMethodHandler, context: Context, receive: Recei
     watch = _Watch(this)
     # Not cancelled when the call ends: it ends with the request's
     # `http.disconnect`, and pyvoy fails on a cancelled `receive`.
-    asyncio.get_running_loop().create_task(watch.hang_up(receive))
+    watching = asyncio.get_running_loop().create_task(watch.hang_up(receive))
+    _WATCHING.add(watching)
+    watching.add_done_callback(_WATCHING.discard)
     try:
         if handler.response_streaming:
             await _written(handler.unary_stream(request, context), context)
@@ -145,6 +147,9 @@ async def _written(produced: Any, context: Context) -> None:
                 await context.write(message)
     else:
         await produced
+
+
+_WATCHING: set[asyncio.Task[None]] = set()  # what the loop would otherwise hold weakly
 
 
 class _Watch:
