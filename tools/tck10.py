@@ -68,16 +68,17 @@ def kit_python(kit: Path) -> Path:
     return kit_venv("tck10-venv", ["-e", str(kit)])
 
 
-def start_server() -> tuple[subprocess.Popen[bytes], str]:
+def start_server(carrier: str = "grpc.aio") -> tuple[subprocess.Popen[bytes], str]:
     """Our server on free ports, its log in .interop/tck10-server.log; its HTTP
-    base URL once it says it listens."""
+    base URL once it says it listens. `carrier`: serve --grpc-carrier."""
     log = ROOT / ".interop" / "tck10-server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "a2a_grpc", "serve", "--agent", "tools.tck_sut:TckSut",
              "--store", "memory", "--grpc-port", "0", "--http-port", "0", "--card-format", "1.0",
              "--allow-push-to", "127.0.0.1", "--allow-push-to", "::1", "--allow-http-push",
-             "--grace", "0"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+             "--grace", "0", "--grpc-carrier", carrier], cwd=ROOT, stdout=out,
+            stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
         found = re.search(r"listening: gRPC on \S+, HTTP on ([\d.]+):(\d+)", log.read_text())
@@ -164,12 +165,14 @@ def write_doc(kit: Path, published: Run, unique: Run) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs page")
+    parser.add_argument("--carrier", choices=("grpc.aio", "pyvoy"), default="grpc.aio",
+                        help="what carries our gRPC (serve --grpc-carrier); pyvoy: no docs")
     args = parser.parse_args()
     kit = kit_dir()
     python = kit_python(kit)
     runs: list[Run] = []
     for unique_ids in (False, True):
-        proc, base = start_server()  # a fresh server (and store) for each run
+        proc, base = start_server(args.carrier)  # a fresh server (and store) for each run
         try:
             run_kit(kit, python, base, unique_ids)
         finally:
@@ -180,7 +183,7 @@ def main() -> None:
         print("\ntests:", dict(tests))
         for f in failing:
             print(f"{f['level']:6} {f['id']:18} {f['class']:34} {f['error'][:90]}")
-    if not args.no_docs:
+    if not args.no_docs and args.carrier == "grpc.aio":
         write_doc(kit, runs[0], runs[1])
         print(f"wrote {DOC.relative_to(ROOT)}")
     if any(f["class"] == OURS and f["level"] == "MUST" for _, failing in runs for f in failing):
