@@ -1,7 +1,8 @@
 """A test's own RequestHandler served over pyvoy (`--grpc-carrier pyvoy`'s
 carrier) instead of grpc.aio: `async with carried("module:factory") as port`.
-The factory (a function returning the handler) is called in Envoy's
-embedded Python, in the app's lifespan; this module is that app too."""
+The factory (a function returning the handler, or a GrpcApp of its own
+services) is called in Envoy's embedded Python, in the app's lifespan; this
+module is that app too."""
 
 from __future__ import annotations
 
@@ -35,17 +36,22 @@ class _App:
         if scope["type"] == "http":
             await self.grpc(scope, receive, send)
             return
-        from a2a_grpc.grpc_edge.carried import carried_grpc
+        from a2a_grpc.grpc_edge.carried import GrpcApp, carried_grpc
 
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 module, _, name = os.environ[FACTORY].partition(":")
-                self.handler = getattr(importlib.import_module(module), name)()
-                self.grpc = (await carried_grpc(self.handler)).app
+                made = getattr(importlib.import_module(module), name)()
+                if isinstance(made, GrpcApp):
+                    self.grpc = made
+                else:
+                    self.handler = made
+                    self.grpc = (await carried_grpc(made)).app
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.handler.close()
+                if self.handler is not None:
+                    await self.handler.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -86,9 +86,9 @@ class GrpcApp:
             await _end(context, exc.code, str(exc))
         except TimeoutError:
             await _end(context, DEADLINE_EXCEEDED, "Deadline Exceeded")
-        except Exception:
+        except Exception as exc:  # a servicer's own (ours answer INTERNAL themselves)
             log.exception("gRPC call %s failed", path)
-            await _end(context, UNKNOWN, "Unexpected error")
+            await _end(context, UNKNOWN, f"Unexpected {type(exc)}: {exc}")  # as grpc.aio
 
 
 async def _end(context: Context, code: int, details: str,
@@ -134,6 +134,9 @@ async def _call(handler: grpc.RpcMethodHandler, context: Context, receive: Recei
 
 
 async def _answer(answer: Any, handler: grpc.RpcMethodHandler, context: Context) -> None:
+    if context.failed:  # as grpc.aio: a status set, the answer not sent
+        await context.finish()
+        return
     serialize = handler.response_serializer
     await context.finish(last=wire.framed(answer if serialize is None else serialize(answer)))
 

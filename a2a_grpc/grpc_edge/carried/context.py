@@ -5,7 +5,7 @@ the ASGI `send` of the call's response."""
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
@@ -67,7 +67,10 @@ class Context:
         return {"x509_common_name": [name.encode()]} if name else {}
 
     def time_remaining(self) -> float | None:
-        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+        """Seconds to the call's deadline (the event loop's clock), if it has one."""
+        if self._deadline is None:
+            return None
+        return max(0.0, self._deadline - asyncio.get_running_loop().time())
 
     # What the call answers.
 
@@ -97,6 +100,11 @@ class Context:
     async def abort(self, code: grpc.StatusCode, details: str = "",
                     trailing_metadata: Metadata = ()) -> None:
         raise Aborted(code.value[0], details, trailing_metadata)
+
+    @property
+    def failed(self) -> bool:
+        """The servicer set a status other than OK: its answer, if any, is not sent."""
+        return bool(self._code)
 
     def set_code(self, code: grpc.StatusCode) -> None:
         self._code = code.value[0]
