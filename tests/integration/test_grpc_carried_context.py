@@ -35,7 +35,8 @@ async def meta(request: bytes, context: Any) -> bytes:
     got = dict(context.invocation_metadata())
     await context.send_initial_metadata((("echo", got.get("x-echo", "")),
                                          ("raw-bin", got.get("x-raw-bin", b""))))
-    return context.peer().split(":")[0].encode()
+    peer: str = context.peer()
+    return peer.split(":")[0].encode()
 
 
 async def written(request: bytes, context: Any) -> None:

@@ -1,5 +1,5 @@
-"""The gRPC wire the carried server writes and reads by hand (grpc_edge/
-carried/wire.py), against what grpc's own C core does with the same bytes."""
+"""The gRPC wire the carried server writes and reads by hand
+(a2a_grpc/grpc_edge/carried/wire.py)."""
 
 from __future__ import annotations
 
