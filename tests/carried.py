@@ -27,6 +27,30 @@ async def carried(factory: str) -> AsyncIterator[int]:
         yield server.listener_port
 
 
+@asynccontextmanager
+async def on_carrier(carrier: str, factory: str) -> AsyncIterator[int]:
+    """The gRPC port of the handler `factory` makes: on grpc.aio in this
+    process, or carried by pyvoy."""
+    if carrier == "pyvoy":
+        async with carried(factory) as port:
+            yield port
+        return
+    from a2a_grpc.grpc_edge.server import start_grpc
+
+    handler = _made(factory)
+    server = await start_grpc(handler)
+    try:
+        yield server.port
+    finally:
+        await server.stop(0)
+        await handler.close()
+
+
+def _made(factory: str) -> Any:
+    module, _, name = factory.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
 class _App:
     def __init__(self) -> None:
         self.grpc: Any = None
@@ -41,8 +65,7 @@ class _App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                module, _, name = os.environ[FACTORY].partition(":")
-                made = getattr(importlib.import_module(module), name)()
+                made = _made(os.environ[FACTORY])
                 if isinstance(made, GrpcApp):
                     self.grpc = made
                 else:

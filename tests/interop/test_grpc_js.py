@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import google.api
@@ -15,9 +13,8 @@ import pytest
 
 from a2a_grpc.cards.card import card_for
 from a2a_grpc.demos.demo import DemoAgent
-from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
-from tests.carried import carried
+from tests.carried import on_carrier
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS = Path(__file__).parent / "peers"
@@ -29,27 +26,11 @@ def demo_handler() -> RequestHandler:
     return RequestHandler(agent, card_for(agent))
 
 
-@asynccontextmanager
-async def served(carrier: str) -> AsyncIterator[int]:
-    """The demo agent's gRPC port, on grpc.aio or carried by pyvoy."""
-    if carrier == "pyvoy":
-        async with carried("tests.interop.test_grpc_js:demo_handler") as port:
-            yield port
-        return
-    handler = demo_handler()
-    server = await start_grpc(handler)
-    try:
-        yield server.port
-    finally:
-        await server.stop(0)
-        await handler.close()
-
-
 @pytest.mark.parametrize("carrier", ["grpc.aio", "pyvoy"])
 async def test_grpc_js_client(node_modules: Path, carrier: str) -> None:
     googleapis = Path(next(iter(google.api.__path__))).parent.parent
     well_known = Path(grpc_tools.__file__).parent / "_proto"
-    async with served(carrier) as port:
+    async with on_carrier(carrier, "tests.interop.test_grpc_js:demo_handler") as port:
         proc = await asyncio.create_subprocess_exec(
             "node", str(PEERS / "grpc_js_client.js"), f"127.0.0.1:{port}",
             str(ROOT / "proto"), str(googleapis), str(well_known),

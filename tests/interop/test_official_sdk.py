@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -15,9 +13,8 @@ from google.protobuf import json_format
 from a2a_grpc.cards.card import Interface, card_for, public_card
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
-from a2a_grpc.grpc_edge.server import start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
-from tests.carried import carried
+from tests.carried import on_carrier
 
 PEERS = Path(__file__).parent / "peers"
 pytestmark = pytest.mark.interop
@@ -40,26 +37,10 @@ def members_handler() -> RequestHandler:
     return RequestHandler(DemoAgent(), card, extended_card=extended)
 
 
-@asynccontextmanager
-async def served(carrier: str) -> AsyncIterator[int]:
-    """members_handler's gRPC port, on grpc.aio or carried by pyvoy."""
-    if carrier == "pyvoy":
-        async with carried("tests.interop.test_official_sdk:members_handler") as port:
-            yield port
-        return
-    handler = members_handler()
-    server = await start_grpc(handler)
-    try:
-        yield server.port
-    finally:
-        await server.stop(0)
-        await handler.close()
-
-
 @pytest.mark.parametrize("carrier", ["grpc.aio", "pyvoy"])
 async def test_sdk_grpc_client_drives_every_operation(sdk_python: Path, tmp_path: Path,
                                                       carrier: str) -> None:
-    async with served(carrier) as port:
+    async with on_carrier(carrier, "tests.interop.test_official_sdk:members_handler") as port:
         card = public_card(members_card(),  # as `serve` does
                            [Interface("GRPC", f"127.0.0.1:{port}")])
         card_file = tmp_path / "card.json"
