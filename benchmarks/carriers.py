@@ -36,6 +36,7 @@ from .report import Row, _f
 from .servers import ROOT, Server, js_modules, pin
 
 ROWS = [Row("SendMessage", "gRPC", 32), Row("GetTask", "gRPC", 32)]
+JSONRPC = Row("SendMessage", "JSON-RPC", 32)  # ours and the JS SDK: the other face pyvoy carries
 CARRIERS = ("pyvoy==1.3.0", "granian==2.8.9", "uvloop>=0.19", str(ROOT))
 
 
@@ -132,11 +133,14 @@ async def main(rounds: int, seconds: float, python: str, folder: str) -> None:
             finally:
                 await rpc.close()
         for r in range(rounds + 1):
-            for row in ROWS:
+            for row in [*ROWS, JSONRPC]:
                 for s in started:
+                    if row is JSONRPC and s.name not in ("ours", "js"):
+                        continue  # the ceilings here speak gRPC only
                     rpc = drive.Grpc(s.grpc)
-                    make = rpc.send if row.scenario == "SendMessage" else (
-                        lambda rpc=rpc, s=s: rpc.get(ids[s.label]))
+                    make = (drive.Http(s.http).jsonrpc_send if row is JSONRPC else rpc.send
+                            if row.scenario == "SendMessage" else
+                            (lambda rpc=rpc, s=s: rpc.get(ids[s.label])))
                     res = await drive.load(make, seconds if r else 0.5, row.concurrency)
                     await rpc.close()
                     if r:
@@ -178,12 +182,12 @@ def render(started: list[Server], rates: dict[tuple[str, Row], list[float]],
     js = next((s.label for s in mine if s.name == "js"), None)
     if mine:
         lines += ["", "Ours by carrier and store, and the JS SDK:\n",
-                  "| server | SendMessage /s | vs JS SDK | GetTask /s | vs JS SDK |",
-                  "|---|---|---|---|---|"]
+                  "| server | SendMessage /s | vs JS SDK | GetTask /s | vs JS SDK | "
+                  "JSON-RPC SendMessage /s | vs JS SDK |", "|---|---|---|---|---|---|---|"]
         for s in mine:
             lines.append(f"| {s.label} | " + " | ".join(
-                c for row in ROWS for c in cell(s, row, median(js, row) if js else None))
-                + " |")
+                c for row in [*ROWS, JSONRPC]
+                for c in cell(s, row, median(js, row) if js else None)) + " |")
     return "\n".join(lines)
 
 

@@ -23,6 +23,7 @@ from a2a_grpc.bridge.calls import IDENTITY
 from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.core.call import Identity, common_name
+from a2a_grpc.core.hangup import hung_up
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -134,8 +135,7 @@ class _Sink:
         self.gone = False
 
     async def watch(self, receive: Receive) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
+        await hung_up(receive)
         self.gone = True
 
     async def write(self, data: bytes) -> None:

@@ -17,6 +17,15 @@ import pytest
 FACTORY = "A2A_TEST_CARRIED_HANDLER"
 
 
+def carriers() -> list[Any]:
+    """grpc.aio, and pyvoy when its extra is installed: for `parametrize`."""
+    import importlib.util
+
+    no_pyvoy = importlib.util.find_spec("pyvoy") is None
+    return ["grpc.aio", pytest.param("pyvoy", marks=pytest.mark.skipif(
+        no_pyvoy, reason="the a2a-grpc[pyvoy] extra is not installed"))]
+
+
 @asynccontextmanager
 async def carried(factory: str) -> AsyncIterator[int]:
     """The port of the handler `factory` makes, served over pyvoy until the block ends."""

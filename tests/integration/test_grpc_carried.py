@@ -286,3 +286,36 @@ async def http_after(server: Server) -> AsyncIterator[int]:
     async with aiohttp.ClientSession() as http:
         async with http.get(server.url + "/.well-known/agent-card.json") as resp:
             yield resp.status
+
+
+async def test_open_streams_leave_the_server_free_for_other_calls(
+        servers: dict[str, Server]) -> None:
+    """Streams waiting for events (SSE on JSON-RPC and REST, gRPC) while other
+    calls come: pyvoy's `receive` answers at once where other servers wait,
+    and a stream asking it in a loop took the core from every other call."""
+    server = servers["pyvoy"]
+    async with aiohttp.ClientSession() as http, \
+            grpc.aio.insecure_channel(server.target) as channel:
+        stub = A2AServiceStub(channel)
+        asked = [(await stub.SendMessage(send_request("ask"), metadata=V1)).task.id
+                 for _ in range(6)]
+        opened = []
+        for n, task_id in enumerate(asked):
+            if n % 3 == 0:
+                call = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=V1)
+                await call.read()
+                opened.append(call)
+                continue
+            resp = await (http.post(server.url + f"/tasks/{task_id}:subscribe",
+                                    headers={"A2A-Version": "1.0"}) if n % 3 == 1 else
+                          http.post(server.url + "/", headers={"A2A-Version": "1.0"}, json={
+                              "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
+                              "params": {"id": task_id}}))
+            await resp.content.readline()  # its first event is there
+            opened.append(resp)
+        for n in range(20):
+            sent = await stub.SendMessage(send_request(f"meanwhile {n}"), metadata=V1,
+                                          timeout=5)
+            assert sent.task.status.state == pb.TASK_STATE_COMPLETED
+        for each in opened:
+            each.cancel() if isinstance(each, grpc.aio.Call) else each.close()

@@ -18,6 +18,7 @@ import pytest
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.generated import a2a_pb2 as pb
 from tests.bindings import parse_sse
+from tests.carried import carriers
 from tests.processes import Server, reap, start_server
 from tests.proxy import Proxy
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
@@ -28,22 +29,24 @@ HEADERS = {"A2A-Version": "1.0"}
 
 
 class Cluster:
-    """Replicas on one fresh PostgreSQL schema and Redis key prefix."""
+    """Replicas on one fresh PostgreSQL schema and Redis key prefix, their gRPC
+    carried by `carrier` (serve --grpc-carrier)."""
 
-    def __init__(self, store: str, bus: str) -> None:
-        self.store, self.bus = store, bus
+    def __init__(self, store: str, bus: str, carrier: str = "grpc.aio") -> None:
+        self.store, self.bus, self.carrier = store, bus, carrier
         self.servers: list[Server] = []
 
     async def start(self, *flags: str) -> Server:
-        server = await start_server("serve", "--store", self.store, "--bus", self.bus, *flags)
+        server = await start_server("serve", "--store", self.store, "--bus", self.bus,
+                                    "--grpc-carrier", self.carrier, *flags)
         self.servers.append(server)
         return server
 
 
-@pytest.fixture
-async def cluster() -> AsyncIterator[Cluster]:
+@pytest.fixture(params=carriers())
+async def cluster(request: pytest.FixtureRequest) -> AsyncIterator[Cluster]:
     schema, prefix = await postgres_schema(), await redis_prefix()
-    made = Cluster(postgres_url(schema), bus_url(prefix))
+    made = Cluster(postgres_url(schema), bus_url(prefix), request.param)
     try:
         yield made
     finally:

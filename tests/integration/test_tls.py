@@ -10,7 +10,6 @@ import socket
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import grpc
@@ -22,6 +21,7 @@ from a2a_grpc.client.errors import AgentUnreachableError
 from a2a_grpc.core.errors import TaskNotFoundError
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from tests.carried import carriers
 from tests.certs import Authority, Issued
 from tests.processes import Server, reap, start_server
 
@@ -62,15 +62,6 @@ def serial_of(port: int, ca: Authority, alpn: str | None = None) -> int:
         der = tls.getpeercert(binary_form=True)
     assert der is not None
     return x509.load_der_x509_certificate(der).serial_number
-
-
-def carriers() -> list[Any]:
-    """grpc.aio, and pyvoy (one port for everything) when its extra is installed."""
-    import importlib.util
-
-    no_pyvoy = importlib.util.find_spec("pyvoy") is None
-    return ["grpc.aio", pytest.param("pyvoy", marks=pytest.mark.skipif(
-        no_pyvoy, reason="the a2a-grpc[pyvoy] extra is not installed"))]
 
 
 @pytest.mark.parametrize("carrier", carriers())

@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 
 import grpc
 
+from a2a_grpc.core.hangup import hung_up
 from a2a_grpc.grpc_edge.carried import wire
-from a2a_grpc.grpc_edge.carried.context import Aborted, Context
+from a2a_grpc.grpc_edge.carried.context import Aborted, ClientGone, Context
 
 log = logging.getLogger("a2a_grpc.grpc_carried")
 Scope = MutableMapping[str, Any]
@@ -78,7 +79,7 @@ class GrpcApp:
             else:
                 async with asyncio.timeout(timeout):
                     await _call(handler, context, receive, encoding)
-        except _Gone:
+        except (_Gone, ClientGone):
             return  # nobody to answer
         except Aborted as exc:
             await _end(context, exc.code, exc.details, exc.trailing)
@@ -112,12 +113,9 @@ async def _call(handler: grpc.RpcMethodHandler, context: Context, receive: Recei
     request = _parsed(await _single(receive, encoding), handler.request_deserializer)
     this = asyncio.current_task()
     assert this is not None
-    watch = _Watch(this)
-    # Not cancelled when the call ends: it ends with the request's
-    # `http.disconnect`, and pyvoy fails on a cancelled `receive`.
-    watching = asyncio.get_running_loop().create_task(watch.hang_up(receive))
-    _WATCHING.add(watching)
-    watching.add_done_callback(_WATCHING.discard)
+    watch = _Watch(this, receive)
+    # Most calls end before anyone watches: a timer, not a task, per call.
+    timer = asyncio.get_running_loop().call_later(WATCH_AFTER, watch.start)
     try:
         if handler.response_streaming:
             await _written(handler.unary_stream(request, context), context)
@@ -130,6 +128,7 @@ async def _call(handler: grpc.RpcMethodHandler, context: Context, receive: Recei
         this.uncancel()
         raise _Gone from None
     finally:
+        timer.cancel()
         watch.call = None
 
 
@@ -152,21 +151,30 @@ async def _written(produced: Any, context: Context) -> None:
         await produced
 
 
+WATCH_AFTER = 0.5  # seconds a call runs before its client's hang-up is watched for
 _WATCHING: set[asyncio.Task[None]] = set()  # what the loop would otherwise hold weakly
 
 
 class _Watch:
-    """Cancels a call whose client goes away before it ends."""
+    """Cancels a call whose client goes away before it ends (as grpc.aio
+    does), once the call has run WATCH_AFTER seconds. The watch is not
+    cancelled when the call ends: it ends with the request's
+    `http.disconnect`, and pyvoy fails on a `receive` cancelled while it waits."""
 
-    __slots__ = ("call", "gone")
+    __slots__ = ("call", "gone", "receive")
 
-    def __init__(self, call: asyncio.Task[Any]) -> None:
+    def __init__(self, call: asyncio.Task[Any], receive: Receive) -> None:
         self.call: asyncio.Task[Any] | None = call
+        self.receive = receive
         self.gone = False
 
-    async def hang_up(self, receive: Receive) -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass  # after a whole request, ASGI's `receive` waits for the hang-up
+    def start(self) -> None:
+        watching = asyncio.get_running_loop().create_task(self.hang_up())
+        _WATCHING.add(watching)
+        watching.add_done_callback(_WATCHING.discard)
+
+    async def hang_up(self) -> None:
+        await hung_up(self.receive)
         if self.call is not None:
             self.gone = True
             self.call.cancel()

@@ -28,6 +28,11 @@ class Aborted(Exception):
         self.trailing = trailing
 
 
+class ClientGone(Exception):
+    """A write failed: the client went away (the server's OSError, such as
+    pyvoy's ClientDisconnectedError)."""
+
+
 class Context:
     __slots__ = ("_code", "_deadline", "_details", "_initial", "_metadata", "_scope",
                  "_send", "_serialize", "_trailing", "started")
@@ -85,8 +90,14 @@ class Context:
         if self.started:
             return
         self.started = True
-        await self._send({"type": "http.response.start", "status": 200, "trailers": True,
+        await self._sent({"type": "http.response.start", "status": 200, "trailers": True,
                           "headers": [wire.CONTENT_TYPE, wire.ACCEPTED, *self._initial]})
+
+    async def _sent(self, message: MutableMapping[str, Any]) -> None:
+        try:
+            await self._send(message)
+        except OSError as exc:
+            raise ClientGone(str(exc)) from exc
 
     async def write(self, message: Any) -> None:
         """One message of a streamed answer (what a servicer that does not
@@ -94,7 +105,7 @@ class Context:
         data = message if self._serialize is None else self._serialize(message)
         if not self.started:
             await self.start()
-        await self._send({"type": "http.response.body", "body": wire.framed(data),
+        await self._sent({"type": "http.response.body", "body": wire.framed(data),
                           "more_body": True})
 
     async def abort(self, code: grpc.StatusCode, details: str = "",
@@ -123,6 +134,6 @@ class Context:
             code, details, trailing = self._code or 0, self._details, self._trailing
         if not self.started:
             await self.start()
-        await self._send({"type": "http.response.body", "body": last, "more_body": False})
-        await self._send({"type": "http.response.trailers",
+        await self._sent({"type": "http.response.body", "body": last, "more_body": False})
+        await self._sent({"type": "http.response.trailers",
                           "headers": wire.status_trailers(code, details, trailing)})
