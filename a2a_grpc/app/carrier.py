@@ -64,6 +64,8 @@ def refused(settings: ServeSettings) -> str | None:
         return "--grpc-carrier pyvoy serves one agent: --host-agent needs grpc.aio"
     if settings.observability.metrics_port is not None:
         return "--grpc-carrier pyvoy has no separate metrics port: drop --metrics-port"
+    if net.drain_notice:
+        return "--grpc-carrier pyvoy has no drain notice yet: drop --drain-notice"
     return None
 
 
