@@ -37,7 +37,8 @@ class CarriedApp:
             loaded: AgentExecutor | Awaitable[AgentExecutor] = (
                 load_agent(name) if name else DemoAgent())
             agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
-            self.app = A2AApp(agent, self.settings, grpc="carried")
+            self.app = A2AApp(agent, self.settings, grpc="carried",
+                              public_url=self.settings.network.public_url)
         await self.app(scope, receive, send)
 
 
