@@ -7,18 +7,24 @@ loop (an async factory is awaited there)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Awaitable
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
+from a2a_grpc.app.carried_drain import listen
 from a2a_grpc.app.carrier import CARRIED_ARGV
 from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.mounted import A2AApp
+from a2a_grpc.app.options import drain_notice
+from a2a_grpc.app.serve import drain
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bridge import asgi
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.observe import logs
+
+log = logging.getLogger("a2a_grpc")
 
 
 class CarriedApp:
@@ -30,16 +36,51 @@ class CarriedApp:
 
     async def __call__(self, scope: asgi.Scope, receive: asgi.Receive,
                        send: asgi.Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         if self.app is None:
-            if scope["type"] != "lifespan":
-                raise RuntimeError("the carried app is made by its lifespan, which did not run")
-            name = self.settings.agent.agent
-            loaded: AgentExecutor | Awaitable[AgentExecutor] = (
-                load_agent(name) if name else DemoAgent())
-            agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
-            self.app = A2AApp(agent, self.settings, grpc="carried",
-                              public_url=self.settings.network.public_url)
+            raise RuntimeError("the carried app is made by its lifespan, which did not run")
         await self.app(scope, receive, send)
+
+    async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
+        unlisten = None
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    self.app = await self._made()
+                    await self.app.start()
+                    unlisten = listen(self.drain)
+                except Exception as exc:
+                    log.exception("the A2A app could not start")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if unlisten is not None:
+                    unlisten()
+                if self.app is not None:
+                    await self.app.stop()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _made(self) -> A2AApp:
+        name = self.settings.agent.agent
+        loaded: AgentExecutor | Awaitable[AgentExecutor] = (
+            load_agent(name) if name else DemoAgent())
+        agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
+        return A2AApp(agent, self.settings, grpc="carried",
+                      public_url=self.settings.network.public_url)
+
+    async def drain(self) -> None:
+        """SIGTERM's drain, as `serve` does it on grpc.aio (`serve` asked)."""
+        served = self.app.served if self.app is not None else None
+        if served is None or served.grpc is None:
+            return
+        net = self.settings.network
+        await drain(served.admission, served.readiness, served.grpc, served.bus,
+                    served.handler, drain_notice(net, bool(self.settings.store.bus)), net.grace)
 
 
 def from_argv(argv: list[str]) -> ServeSettings:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from a2a_grpc.app.carried_drain import FOLDER, Asker
+from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import missing
@@ -23,26 +25,32 @@ from a2a_grpc.core.extras import missing
 log = logging.getLogger("a2a_grpc")
 CARRIED_ARGV = "A2A_GRPC_CARRIED_ARGV"  # the `serve` command line, for the carried app
 APP = "a2a_grpc.app.carried_app:app"
+STOPPING = 5.0  # seconds for what is left once the app has drained
 
 
-async def drained(admin: str | None, grace: float) -> None:
-    """Envoy stops listening and closes each connection once its calls end;
-    until none is left or `grace` is over. `admin`: Envoy's admin address,
-    which pyvoy keeps (None: nothing to ask, stop at once)."""
-    if not admin:
-        return
+async def stop_listening(admin: str | None) -> None:
+    """Envoy stops listening, and closes each connection once its call ends.
+    `admin`: Envoy's admin address, which pyvoy keeps (None: nothing to ask)."""
+    if admin:
+        try:
+            await asyncio.to_thread(_admin, admin, "POST", "/drain_listeners?inboundonly")
+        except OSError as exc:  # Envoy gone
+            log.warning("could not drain Envoy (%s)", exc)
+
+
+async def until_idle(admin: str | None, within: float) -> None:
+    """Until Envoy has no call in progress, `within` s at most."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + grace
+    deadline = loop.time() + within
     try:
-        await asyncio.to_thread(_admin, admin, "POST", "/drain_listeners?inboundonly")
-        while loop.time() < deadline:
+        while admin and loop.time() < deadline:
             stats = json.loads(await asyncio.to_thread(_admin, admin, "GET", ACTIVE))
             if not any(s.get("value") for s in stats.get("stats", ())):
                 return
             await asyncio.sleep(0.05)
-        log.info("--grace %.0f s is over: stopping with calls in progress", grace)
+        log.info("%g s more are over: stopping with calls in progress", within)
     except (OSError, ValueError) as exc:  # Envoy gone, or an admin answer not understood
-        log.warning("could not drain Envoy (%s): stopping it", exc)
+        log.warning("could not watch Envoy's calls (%s): stopping it", exc)
 
 
 ACTIVE = "/stats?format=json&filter=" + quote(r"^http\.ingress_http\.downstream_rq_active$")
@@ -64,8 +72,6 @@ def refused(settings: ServeSettings) -> str | None:
         return "--grpc-carrier pyvoy serves one agent: --host-agent needs grpc.aio"
     if settings.observability.metrics_port is not None:
         return "--grpc-carrier pyvoy has no separate metrics port: drop --metrics-port"
-    if net.drain_notice:
-        return "--grpc-carrier pyvoy has no drain notice yet: drop --drain-notice"
     return None
 
 
@@ -82,10 +88,19 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
         if net.tls_client_ca is not None:
             tls.update(tls_ca_cert=net.tls_client_ca,
                        tls_require_client_certificate=net.tls_require_client_cert)
-    server = PyvoyServer(
-        APP, address=net.host, port=net.http_port, worker_threads=1, lifespan=True,
-        loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
-        env={CARRIED_ARGV: json.dumps(list(argv))}, stdout=None, stderr=None, **tls)
+    asker = Asker()
+    try:
+        return await _carried(PyvoyServer(
+            APP, address=net.host, port=net.http_port, worker_threads=1, lifespan=True,
+            loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
+            env={CARRIED_ARGV: json.dumps(list(argv)), FOLDER: str(asker.folder)},
+            stdout=None, stderr=None, **tls), asker, settings)
+    finally:
+        asker.close()
+
+
+async def _carried(server: Any, asker: Asker, settings: ServeSettings) -> int:
+    net = settings.network
     await server.start()
     where = host_port(net.host, server.listener_port)
     log.info("listening: gRPC on %s, HTTP on %s (one port, carried by pyvoy)", where, where)
@@ -97,7 +112,14 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     stop = asyncio.ensure_future(stopping.wait())
     await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
     if not waiting.done():
-        await drained(getattr(server, "_admin_address", None), net.grace)
+        notice = drain_notice(net, bool(settings.store.bus))
+        admin = getattr(server, "_admin_address", None)  # where pyvoy keeps Envoy's admin
+        asked = asyncio.ensure_future(asker.drain(notice + net.grace + STOPPING))
+        # Calls are refused from the notice's end: Envoy closes each connection
+        # after its answer then, so that clients open their next one elsewhere.
+        await asyncio.wait((asked,), timeout=notice)
+        await stop_listening(admin)
+        await until_idle(admin, STOPPING if await asked else 0)  # asked: as serve's drain
         await server.stop()
     stop.cancel()
     code = await waiting

@@ -39,6 +39,7 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bus import EventBus
 from a2a_grpc.cards.card import advertised_host, host_port
 from a2a_grpc.cards.catalog import CATALOG_PATH
+from a2a_grpc.grpc_edge.carried import CarriedGrpc
 from a2a_grpc.grpc_edge.server import GrpcServer
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing
@@ -119,7 +120,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     log.info("stopped")
 
 
-async def drain(admission: Admission, readiness: Readiness, grpc_server: GrpcServer,
+async def drain(admission: Admission, readiness: Readiness,
+                grpc_server: GrpcServer | CarriedGrpc,
                 bus: EventBus, handler: RequestHandler, notice: float, grace: float,
                 connections: Callable[[float], Awaitable[int]] | None = None) -> None:
     """SIGTERM: not ready at once, calls still taken for `notice` s (a load

@@ -249,7 +249,7 @@ async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
 
 
 @pytest.mark.parametrize("flags", [("--workers", "2"), ("--host-agent", "a=demo"),
-                                   ("--metrics-port", "0"), ("--drain-notice", "1")])
+                                   ("--metrics-port", "0")])
 def test_what_it_cannot_carry_is_refused_saying_why(flags: tuple[str, ...]) -> None:
     done = subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
                            "--grpc-carrier", "pyvoy", *flags], cwd=ROOT, capture_output=True,

@@ -371,8 +371,6 @@ async def test_a_stream_moves_to_another_replica_when_its_replica_drains(
     its notice, and our client resumes through the balancer on the other
     replica with Last-Event-ID. The run finishes on the draining replica
     within its grace; every event reaches the client once, in order."""
-    if cluster.carrier == "pyvoy":
-        pytest.skip("--grpc-carrier pyvoy has no --drain-notice yet (docs/grpc-carriers.md)")
     balancer = await Proxy(0).start()
     url = f"http://127.0.0.1:{balancer.port}"
     draining = await cluster.start("--public-url", url, "--drain-notice", "1", "--grace", "20")
