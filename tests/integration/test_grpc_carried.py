@@ -2,8 +2,8 @@
 same servicers as over grpc.aio. Each call below goes, from grpc.aio's own
 client, to a real `serve` on each carrier side by side, and the answers
 must agree: codes, messages, rich error details, events, metadata. Then
-what only the carried server has: one port for the three bindings, and
-what happens on a deadline, a client that leaves, and SIGTERM."""
+what only the carried server has: one port for the three bindings, SIGTERM,
+and what it refuses (while calls wait: test_grpc_carried_streams.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -167,57 +166,6 @@ async def test_one_port_serves_every_binding_and_the_card_names_it(
     assert got.status.state == pb.TASK_STATE_COMPLETED
 
 
-async def test_a_deadline_ends_the_call_not_the_task(servers: dict[str, Server]) -> None:
-    server = servers["pyvoy"]
-    async with grpc.aio.insecure_channel(server.target) as channel:
-        stub = A2AServiceStub(channel)
-        request = pb.SendMessageRequest(message=pb.Message(
-            message_id="deadline-1", role=pb.ROLE_USER, parts=[pb.Part(text="slow 30")]))
-        with pytest.raises(grpc.aio.AioRpcError) as info:
-            await stub.SendMessage(request, metadata=V1, timeout=0.5)
-        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-        listed = await stub.ListTasks(pb.ListTasksRequest(), metadata=V1)
-        (task,) = [t for t in listed.tasks if t.history and
-                   t.history[0].message_id == "deadline-1"]
-        assert task.status.state == pb.TASK_STATE_WORKING  # the run goes on
-        await stub.CancelTask(pb.CancelTaskRequest(id=task.id), metadata=V1)
-    assert "Traceback" not in server.log()
-
-
-async def test_a_client_that_leaves_a_stream_leaves_the_server_whole(
-        servers: dict[str, Server]) -> None:
-    server = servers["pyvoy"]
-    async with grpc.aio.insecure_channel(server.target) as channel:
-        stub = A2AServiceStub(channel)
-        call = stub.SendStreamingMessage(send_request("slow 30"), metadata=V1)
-        first = await call.read()
-        task_id = first.task.id
-        assert await open_streams(server) == 1
-        call.cancel()
-        assert await call.code() == grpc.StatusCode.CANCELLED
-        for _ in range(100):  # the server hears of it, and ends its side (5 s at most)
-            if await open_streams(server) == 0:
-                break
-            await asyncio.sleep(0.05)
-        assert await open_streams(server) == 0
-        again = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=V1)
-        assert (await again.read()).task.status.state == pb.TASK_STATE_WORKING
-        again.cancel()
-        ended = await stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1)
-    assert ended.status.state == pb.TASK_STATE_CANCELED
-    assert "Traceback" not in server.log()
-
-
-async def open_streams(server: Server) -> float:
-    """gRPC SendStreamingMessage streams open, as /metrics (on the one port) says."""
-    async with aiohttp.ClientSession() as http:
-        async with http.get(server.url + "/metrics") as resp:
-            text = await resp.text()
-    wanted = 'a2a_open_streams{binding="grpc",method="SendStreamingMessage"} '
-    return sum(float(line[len(wanted):]) for line in text.splitlines()
-               if line.startswith(wanted))
-
-
 async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
     store = f"sqlite:///{tmp_path / 'tasks.db'}"
     server = await start_server("serve", "--store", store, "--grpc-carrier", "pyvoy")
@@ -256,66 +204,3 @@ def test_what_it_cannot_carry_is_refused_saying_why(flags: tuple[str, ...]) -> N
                           text=True, timeout=60)
     assert done.returncode == 2
     assert "--grpc-carrier pyvoy" in done.stderr
-
-
-async def test_streams_and_calls_leave_nothing_in_the_log(servers: dict[str, Server]) -> None:
-    """SSE streams (the ASGI face) and gRPC calls end without an error in
-    pyvoy's loop: a `receive` cancelled while it waits makes one per request."""
-    server = servers["pyvoy"]
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {
-        "message": {"messageId": "", "role": "ROLE_USER", "parts": [{"text": "stream 2"}]}}}
-    async with aiohttp.ClientSession() as http:
-        for n in range(3):
-            body["params"]["message"]["messageId"] = f"sse-{n}"  # type: ignore[index]
-            async with http.post(server.url + "/", json=body,
-                                 headers={"A2A-Version": "1.0"}) as resp:
-                assert (await resp.text()).count("data:") == 5
-    async with grpc.aio.insecure_channel(server.target) as channel:
-        stub = A2AServiceStub(channel)
-        for _ in range(3):
-            await stub.SendMessage(send_request("calls"), metadata=V1)
-        async with http_after(server) as status:
-            assert status == 200
-    assert "Exception in callback" not in server.log()
-    assert "InvalidStateError" not in server.log()
-
-
-@asynccontextmanager
-async def http_after(server: Server) -> AsyncIterator[int]:
-    """One more request on a new connection: what came before it has been handled."""
-    async with aiohttp.ClientSession() as http:
-        async with http.get(server.url + "/.well-known/agent-card.json") as resp:
-            yield resp.status
-
-
-async def test_open_streams_leave_the_server_free_for_other_calls(
-        servers: dict[str, Server]) -> None:
-    """Streams waiting for events (SSE on JSON-RPC and REST, gRPC) while other
-    calls come: pyvoy's `receive` answers at once where other servers wait,
-    and a stream asking it in a loop took the core from every other call."""
-    server = servers["pyvoy"]
-    async with aiohttp.ClientSession() as http, \
-            grpc.aio.insecure_channel(server.target) as channel:
-        stub = A2AServiceStub(channel)
-        asked = [(await stub.SendMessage(send_request("ask"), metadata=V1)).task.id
-                 for _ in range(6)]
-        opened = []
-        for n, task_id in enumerate(asked):
-            if n % 3 == 0:
-                call = stub.SubscribeToTask(pb.SubscribeToTaskRequest(id=task_id), metadata=V1)
-                await call.read()
-                opened.append(call)
-                continue
-            resp = await (http.post(server.url + f"/tasks/{task_id}:subscribe",
-                                    headers={"A2A-Version": "1.0"}) if n % 3 == 1 else
-                          http.post(server.url + "/", headers={"A2A-Version": "1.0"}, json={
-                              "jsonrpc": "2.0", "id": n, "method": "SubscribeToTask",
-                              "params": {"id": task_id}}))
-            await resp.content.readline()  # its first event is there
-            opened.append(resp)
-        for n in range(20):
-            sent = await stub.SendMessage(send_request(f"meanwhile {n}"), metadata=V1,
-                                          timeout=5)
-            assert sent.task.status.state == pb.TASK_STATE_COMPLETED
-        for each in opened:
-            each.cancel() if isinstance(each, grpc.aio.Call) else each.close()

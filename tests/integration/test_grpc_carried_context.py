@@ -54,12 +54,16 @@ async def boom(request: bytes, context: Any) -> bytes:
     raise ValueError("a servicer's own mistake")
 
 
+async def own_timeout(request: bytes, context: Any) -> bytes:
+    raise TimeoutError("a servicer's own, not the call's deadline")
+
+
 def handlers() -> grpc.GenericRpcHandler:
     unary = grpc.unary_unary_rpc_method_handler
     return grpc.method_handlers_generic_handler("t.T", {
         "Status": unary(status), "Remaining": unary(remaining), "Meta": unary(meta),
         "Written": grpc.unary_stream_rpc_method_handler(written),
-        "Aborted": unary(aborted), "Boom": unary(boom)})
+        "Aborted": unary(aborted), "Boom": unary(boom), "OwnTimeout": unary(own_timeout)})
 
 
 def carried_app() -> GrpcApp:
@@ -90,9 +94,9 @@ async def seen(target: str) -> dict[str, Any]:
         def call(name: str) -> Any:
             return channel.unary_unary(f"/t.T/{name}")
 
-        for name in ("Status", "Aborted", "Boom"):
+        for name in ("Status", "Aborted", "Boom", "OwnTimeout"):
             with pytest.raises(grpc.aio.AioRpcError) as info:
-                await call(name)(b"")
+                await call(name)(b"", timeout=30)
             trailing = {k: v for k, v in (info.value.trailing_metadata() or ())}
             out[name] = (info.value.code(), info.value.details(),
                          {k: trailing.get(k) for k in ("why", "where-bin", "hint")})
@@ -115,7 +119,7 @@ async def test_a_servicers_context_answers_as_on_grpc_aio() -> None:
     assert over_pyvoy["Status"] == (grpc.StatusCode.NOT_FOUND, "gone élsewhere", {
         "why": "moved", "where-bin": b"\x00\x01", "hint": None})
     assert over_pyvoy["Aborted"][:2] == (grpc.StatusCode.PERMISSION_DENIED, "not yours")
-    assert over_pyvoy["Boom"][0] == grpc.StatusCode.UNKNOWN
+    assert over_pyvoy["Boom"][0] == over_pyvoy["OwnTimeout"][0] == grpc.StatusCode.UNKNOWN
     assert over_pyvoy["Remaining"] == (b"30", b"none")
     assert over_pyvoy["Meta"] == (b"ipv4", "hi", b"\xff\x00")
     assert over_pyvoy["Written"] == ([b"0", b"1", b"2"], grpc.StatusCode.OK)

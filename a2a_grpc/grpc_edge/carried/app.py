@@ -77,19 +77,29 @@ class GrpcApp:
             if timeout is None:
                 await _call(handler, context, receive, encoding)
             else:
-                async with asyncio.timeout(timeout):
-                    await _call(handler, context, receive, encoding)
+                await _call_until(timeout, handler, context, receive, encoding)
         except (_Gone, ClientGone):
             return  # nobody to answer
         except Aborted as exc:
             await _end(context, exc.code, exc.details, exc.trailing)
         except wire.WireError as exc:
             await _end(context, exc.code, str(exc))
-        except TimeoutError:
-            await _end(context, DEADLINE_EXCEEDED, "Deadline Exceeded")
         except Exception as exc:  # a servicer's own (ours answer INTERNAL themselves)
             log.exception("gRPC call %s failed", path)
             await _end(context, UNKNOWN, f"Unexpected {type(exc)}: {exc}")  # as grpc.aio
+
+
+async def _call_until(seconds: float, handler: grpc.RpcMethodHandler, context: Context,
+                      receive: Receive, encoding: str | None) -> None:
+    """The call, ended at its deadline (not a servicer's own TimeoutError)."""
+    limit = asyncio.timeout(seconds)
+    try:
+        async with limit:
+            await _call(handler, context, receive, encoding)
+    except TimeoutError:
+        if not limit.expired():
+            raise
+        raise wire.WireError(DEADLINE_EXCEEDED, "Deadline Exceeded") from None
 
 
 async def _end(context: Context, code: int, details: str,
