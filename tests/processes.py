@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import socket
@@ -67,6 +68,24 @@ class Server:
             assert asyncio.get_running_loop().time() < deadline, \
                 f"never logged {text!r} {count} time(s):\n{self.log()}"
             await asyncio.sleep(0.05)
+
+    def family(self) -> list[int]:
+        """Its pid and its descendants' (serve --grpc-carrier pyvoy runs Envoy as
+        its child): what a test freezes to hang the server."""
+        pids, i = [self.proc.pid], 0
+        while i < len(pids):
+            for task in Path(f"/proc/{pids[i]}/task").glob("*"):
+                try:
+                    pids += [int(p) for p in (task / "children").read_text().split()]
+                except OSError:
+                    pass  # ended meanwhile
+            i += 1
+        return pids
+
+    def signal_all(self, sig: int) -> None:
+        for pid in self.family():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
 
     async def stop(self) -> int:
         """SIGTERM, and its exit code (15 s at most)."""

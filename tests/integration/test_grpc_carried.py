@@ -8,9 +8,11 @@ and what it refuses (while calls wait: test_grpc_carried_streams.py)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -204,3 +206,32 @@ def test_what_it_cannot_carry_is_refused_saying_why(flags: tuple[str, ...]) -> N
                           text=True, timeout=60)
     assert done.returncode == 2
     assert "--grpc-carrier pyvoy" in done.stderr
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` still runs (an exited child nobody has reaped is a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_envoy_stops_when_serve_is_killed() -> None:
+    """SIGKILL leaves `serve` no time to stop the Envoy it started: Envoy
+    stops itself once its parent is gone (it gets SIGTERM then, and ends its
+    app's lifespan), and no Envoy is left serving on the port."""
+    server = await start_server("serve", "--store", "memory", "--grpc-carrier", "pyvoy")
+    try:
+        envoy = [pid for pid in server.family() if pid != server.proc.pid]
+        assert envoy and all(running(pid) for pid in envoy)
+        server.proc.kill()
+        for _ in range(200):  # 10 s at most
+            if not any(running(pid) for pid in envoy):
+                break
+            await asyncio.sleep(0.05)
+        assert not any(running(pid) for pid in envoy)
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", server.http_port), timeout=2).close()
+    finally:
+        reap(server.proc)

@@ -7,7 +7,6 @@ in the store, on every replica's GetTask, on streams and in push deliveries."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import uuid
 from typing import Any
@@ -91,11 +90,11 @@ async def test_a_replica_hung_past_its_lease_does_not_write_the_task_again(
             task_id = await start_tick(http, hung, hook)
             on_hung, on_survivor = (await opened(http, hung, task_id),
                                     await opened(http, survivor, task_id))
-            os.kill(hung.proc.pid, signal.SIGSTOP)
+            hung.signal_all(signal.SIGSTOP)  # and Envoy, on pyvoy
             try:  # the survivor takes the task over and fails it
                 seen_on_survivor = await rest_of(on_survivor)
             finally:
-                os.kill(hung.proc.pid, signal.SIGCONT)
+                hung.signal_all(signal.SIGCONT)
             assert seen_on_survivor[-1] == f"status TASK_STATE_FAILED {ORPHANED}"
             # Awake, its agent goes on: its next event is refused, and it says so.
             await hung.logged(f"lost task {task_id}: another replica took it over")
@@ -156,11 +155,11 @@ async def test_a_task_canceled_elsewhere_while_its_replica_hung_stays_canceled(
                         "parts": [{"text": "tick 4 1"}]},
             "configuration": {"returnImmediately": True}})
         task_id = result["task"]["id"]
-        os.kill(hung.proc.pid, signal.SIGSTOP)
+        hung.signal_all(signal.SIGSTOP)  # and Envoy, on pyvoy
         try:
             canceled = await rpc(http, other, "CancelTask", {"id": task_id})
         finally:
-            os.kill(hung.proc.pid, signal.SIGCONT)
+            hung.signal_all(signal.SIGCONT)
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
         await hung.logged(f"lost task {task_id}: it is canceled: a final task takes "
                                  "no more events")
