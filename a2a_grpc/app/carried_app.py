@@ -7,24 +7,21 @@ loop (an async factory is awaited there)."""
 from __future__ import annotations
 
 import json
-import logging
 import os
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import listen
 from a2a_grpc.app.carrier import CARRIED_ARGV
 from a2a_grpc.app.loading import load_agent
-from a2a_grpc.app.mounted import A2AApp
+from a2a_grpc.app.mounted import A2AApp, lifespan
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.serve import drain
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bridge import asgi
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.observe import logs
-
-log = logging.getLogger("a2a_grpc")
 
 
 class CarriedApp:
@@ -44,26 +41,20 @@ class CarriedApp:
         await self.app(scope, receive, send)
 
     async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
-        unlisten = None
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    self.app = await self._made()
-                    await self.app.start()
-                    unlisten = listen(self.drain)
-                except Exception as exc:
-                    log.exception("the A2A app could not start")
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if unlisten is not None:
-                    unlisten()
-                if self.app is not None:
-                    await self.app.stop()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        unlisten: list[Callable[[], None]] = []
+
+        async def start() -> None:
+            self.app = await self._made()
+            await self.app.start()
+            unlisten.append(listen(self.drain))
+
+        async def stop() -> None:
+            for each in unlisten:
+                each()
+            if self.app is not None:
+                await self.app.stop()
+
+        await lifespan(receive, send, start, stop)
 
     async def _made(self) -> A2AApp:
         name = self.settings.agent.agent

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -158,20 +158,28 @@ class A2AApp:
         await stack.aclose()
 
     async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    await self.start()
-                except Exception as exc:
-                    log.exception("the A2A app could not start")
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.stop()
-                await send({"type": "lifespan.shutdown.complete"})
+        await lifespan(receive, send, self.start, self.stop)
+
+
+async def lifespan(receive: asgi.Receive, send: asgi.Send,
+                   start: Callable[[], Awaitable[None]],
+                   stop: Callable[[], Awaitable[None]]) -> None:
+    """An ASGI lifespan scope: `start` at its start (a failure said to the
+    server, which then does not serve), `stop` at its end."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await start()
+            except Exception as exc:
+                log.exception("the A2A app could not start")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await stop()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 def _is_grpc(scope: asgi.Scope) -> bool:
