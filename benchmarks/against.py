@@ -2,8 +2,9 @@
 an earlier revision, in interleaved rounds: each server on CPU 0 in turn, this
 load generator on CPU 1, every answer checked, medians (`--store memory` by
 default, the rows `make bench` has; SendMessage over JSON-RPC at c=32 unless
-told). Prints its table; a request-path change is judged by it and by
-`make bench-instructions ARGS="--wire --against REV"`.
+told; `--server uvicorn|fastapi`: the ASGI face). Prints its table; a
+request-path change is judged by it and by `make bench-instructions
+ARGS="--wire --against REV"`.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ SCENARIOS = ("SendMessage", "GetTask", "stream 100")
 
 
 async def run(trees: dict[str, Path], rows: list[Row], rounds: int, seconds: float,
-              store: str) -> dict[tuple[str, Row], list[float]]:
+              store: str, name: str = "ours") -> dict[tuple[str, Row], list[float]]:
     found: dict[tuple[str, Row], list[float]] = {}
     for r in range(rounds):
         for label, tree in trees.items():
-            server = Server("ours", store=store, label=label, tree=tree)
+            server = Server(name, store=store, label=label, tree=tree)
             server.start()
             try:
                 server.wait_ready()
@@ -53,6 +54,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--store", default="memory")
+    parser.add_argument("--server", default="ours", choices=("ours", "uvicorn", "fastapi"),
+                        help="serve's aiohttp face (ours), or the ASGI face under uvicorn "
+                             "or mounted in FastAPI (benchmarks/asgi_server.py)")
     args = parser.parse_args()
     rows = []
     for spec in args.rows.split(","):
@@ -64,7 +68,8 @@ def main() -> None:
         os.sched_setaffinity(0, {1})  # the servers have CPU 0
     with checkout(args.rev) as earlier:
         trees = {"here": ROOT, args.rev: earlier}
-        found = asyncio.run(run(trees, rows, args.rounds, args.seconds, args.store))
+        found = asyncio.run(run(trees, rows, args.rounds, args.seconds, args.store,
+                                args.server))
     print(f"| row | here /s | {args.rev} /s | here / {args.rev} |\n|---|---|---|---|")
     for row in rows:
         here, then = (statistics.median(found[(label, row)]) for label in trees)
