@@ -10,7 +10,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -194,7 +193,7 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
     metrics = Metrics()
     if process.worker() is not None:  # which of `serve --workers`' processes answered
         Info("a2a_worker", "this worker of serve --workers", registry=metrics.registry).info(
-            {"worker": str(process.worker()), "pid": str(os.getpid())})
+            {"worker": str(process.worker()), "pid": str(process.worker_pid())})
     admission = chain(handler, gates.get(next(iter(hosted), ""), Gate(card, verifiers)),
                       limits, admitting, metrics.registry, gates,
                       _shared_rate(stored.bus, bus, limits, cleanup))

@@ -2,27 +2,36 @@
 the `serve` command line (from the environment) read again here, in
 Envoy's embedded Python, and served by A2AApp with gRPC answered on the
 same port. The agent is made when the lifespan starts, in the app's event
-loop (an async factory is awaited there)."""
+loop (an async factory is awaited there); `--metrics-port`'s server runs
+in that loop too. SIGTERM and SIGHUP come from `serve` through FIFOs
+(app/carried_drain.py)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Awaitable, Callable
 
+from aiohttp import web
+
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
-from a2a_grpc.app.carried_drain import listen
+from a2a_grpc.app.carried_drain import follow, listen
 from a2a_grpc.app.carrier import CARRIED_ARGV
+from a2a_grpc.app.hangup import reload_all
+from a2a_grpc.app.http import start_operations
 from a2a_grpc.app.loading import load_agent
 from a2a_grpc.app.mounted import A2AApp, lifespan
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.serve import drain
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bridge import asgi
+from a2a_grpc.cards.card import host_port
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.observe import logs
 
+log = logging.getLogger("a2a_grpc")
 
 class CarriedApp:
     """A2AApp, made at the lifespan's start from the settings `serve` was given."""
@@ -43,14 +52,27 @@ class CarriedApp:
     async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
         unlisten: list[Callable[[], None]] = []
 
+        operations: list[web.AppRunner] = []
+
         async def start() -> None:
             self.app = await self._made()
             await self.app.start()
-            unlisten.append(listen(self.drain))
+            unlisten.append(listen(self.drain, reload_all))
+            if serving := os.environ.get(process.WORKER_PID):  # started by `serve`
+                unlisten.append(follow(int(serving)))
+            port = self.settings.observability.metrics_port
+            served = self.app.served
+            if port is not None and served is not None:
+                host = self.settings.network.host
+                operations.append(await start_operations(host, port, served.metrics,
+                                                         served.readiness))
+                log.info("metrics on %s", host_port(host, operations[0].addresses[0][1]))
 
         async def stop() -> None:
             for each in unlisten:
                 each()
+            for runner in operations:
+                await runner.cleanup()
             if self.app is not None:
                 await self.app.stop()
 

@@ -2,7 +2,9 @@
 HTTP/2 with the app in its embedded Python): gRPC, JSON-RPC and HTTP+JSON
 on one port, h2c and HTTP/1.1 told apart by Envoy. This process starts
 Envoy with the app (app/carried_app.py, which reads the same command line
-from CARRIED_ARGV), says where it listens, and stops it on SIGTERM/SIGINT.
+from CARRIED_ARGV), says where it listens, passes SIGHUP on to the app, and
+stops it on SIGTERM/SIGINT. Under `serve --workers N` each worker is such
+a process, its Envoy on the port the supervisor holds (app/workers.py).
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import signal
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import FOLDER, Asker
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.settings import ServeSettings
@@ -65,13 +69,8 @@ def _admin(admin: str, method: str, path: str) -> bytes:
 
 def refused(settings: ServeSettings) -> str | None:
     """Why these settings cannot be carried by pyvoy, if they cannot."""
-    net = settings.network
-    if net.workers > 1:
-        return "--grpc-carrier pyvoy serves in one process: drop --workers"
     if settings.agent.hosted:
         return "--grpc-carrier pyvoy serves one agent: --host-agent needs grpc.aio"
-    if settings.observability.metrics_port is not None:
-        return "--grpc-carrier pyvoy has no separate metrics port: drop --metrics-port"
     return None
 
 
@@ -93,7 +92,8 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
         return await _carried(PyvoyServer(
             APP, address=net.host, port=net.http_port, worker_threads=1, lifespan=True,
             loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
-            env={CARRIED_ARGV: json.dumps(list(argv)), FOLDER: str(asker.folder)},
+            env={CARRIED_ARGV: json.dumps(list(argv)), FOLDER: str(asker.folder),
+                 process.WORKER_PID: str(os.getpid())},
             stdout=None, stderr=None, **tls), asker, settings)
     finally:
         asker.close()
@@ -103,15 +103,20 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings) -> int:
     net = settings.network
     await server.start()
     where = host_port(net.host, server.listener_port)
-    log.info("listening: gRPC on %s, HTTP on %s (one port, carried by pyvoy)", where, where)
+    worker = process.worker()  # under --workers the supervisor says "listening" once all are
+    log.info("%s: gRPC on %s, HTTP on %s (one port, carried by pyvoy)",
+             "listening" if worker is None else f"worker {worker} ready", where, where)
+    process.notify("READY=1")
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    loop.add_signal_handler(signal.SIGHUP, asker.reload)  # the app reloads (carried_drain.py)
     waiting = asyncio.ensure_future(server.wait())
     stop = asyncio.ensure_future(stopping.wait())
     await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
     if not waiting.done():
+        process.notify("STOPPING=1")
         notice = drain_notice(net, bool(settings.store.bus))
         admin = getattr(server, "_admin_address", None)  # where pyvoy keeps Envoy's admin
         asked = asyncio.ensure_future(asker.drain(notice + net.grace + STOPPING))

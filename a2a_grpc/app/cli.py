@@ -212,13 +212,13 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--workers must be 1 or more")
         if process.worker() is not None:
             process.stop_with_parent()
-        if args.command == "serve" and net.grpc_carrier == "pyvoy":
-            why = refused(settings)
-            if why:
-                raise ValueError(why)
-            return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
+        carried = args.command == "serve" and net.grpc_carrier == "pyvoy"
+        if carried and (why := refused(settings)):
+            raise ValueError(why)
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
             return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
+        if carried:
+            return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:
             if settings.agent.agent:
                 raise ValueError("--agent and --host-agent: name every agent with "

@@ -5,6 +5,7 @@ loop, so every reload registers here and one handler calls them all."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Callable
@@ -16,16 +17,15 @@ _reloads: dict[asyncio.AbstractEventLoop, list[Callable[[], None]]] = {}
 
 def on_hangup(reload: Callable[[], None]) -> Callable[[], None]:
     """Call `reload` on each SIGHUP this process gets while the running loop
-    lives; returns what unregisters it. Where signals can't be handled (not
-    the main thread, another platform), nothing is registered."""
+    lives, and on `reload_all()`; returns what unregisters it. Where signals
+    can't be handled (not the main thread: Envoy's embedded Python, another
+    platform), only `reload_all()` calls it."""
     loop = asyncio.get_running_loop()
     reloads = _reloads.get(loop)
     if reloads is None:
-        try:
-            loop.add_signal_handler(signal.SIGHUP, _fire, loop)
-        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
-            return lambda: None
         reloads = _reloads[loop] = []
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError, AttributeError):
+            loop.add_signal_handler(signal.SIGHUP, _fire, loop)
     reloads.append(reload)
 
     def forget() -> None:
@@ -34,9 +34,17 @@ def on_hangup(reload: Callable[[], None]) -> Callable[[], None]:
         if not reloads and _reloads.get(loop) is reloads:
             del _reloads[loop]
             if not loop.is_closed():
-                loop.remove_signal_handler(signal.SIGHUP)
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError,
+                                         AttributeError):
+                    loop.remove_signal_handler(signal.SIGHUP)
 
     return forget
+
+
+def reload_all() -> None:
+    """What SIGHUP does, asked another way (app/carried_drain.py: `serve`
+    passes its SIGHUP on to the app Envoy runs)."""
+    _fire(asyncio.get_running_loop())
 
 
 def _fire(loop: asyncio.AbstractEventLoop) -> None:

@@ -12,12 +12,20 @@ import socket
 
 WORKER = "A2A_GRPC_WORKER"  # set by `serve --workers` in each worker: its number
 SUPERVISOR = "A2A_GRPC_SUPERVISOR"  # and the supervisor's pid
+# The process a supervisor watches, where that is not this one: under
+# `--grpc-carrier pyvoy` the app runs in Envoy, and `serve` is the worker.
+WORKER_PID = "A2A_GRPC_WORKER_PID"
 
 
 def worker() -> int | None:
     """This worker's number (1..N) under `serve --workers`, else None."""
     number = os.environ.get(WORKER)
     return int(number) if number else None
+
+
+def worker_pid() -> int:
+    """The pid its supervisor knows this worker by (`a2a_worker_info`)."""
+    return int(os.environ.get(WORKER_PID) or os.getpid())
 
 
 def notify(state: str) -> None:

@@ -4,7 +4,9 @@ this one supervising them.
 - **The ports.** The supervisor binds the gRPC and HTTP ports first (port 0
   picks them here) with SO_REUSEPORT and holds them without listening; each
   worker listens on them too, and the kernel spreads new connections over
-  the workers. A connection stays with the worker that accepted it.
+  the workers. A connection stays with the worker that accepted it. With
+  `--grpc-carrier pyvoy` there is one port, HTTP's, and each worker is an
+  Envoy of its own on it (Envoy listens with SO_REUSEPORT too).
 - **One store, leases, fencing**: the workers are replicas (docs/replicas.md)
   of the SQLite file or the PostgreSQL database they share. `--store memory`
   is refused: each worker would have its own.
@@ -84,6 +86,7 @@ class Supervisor:
         self.hub: Hub | None = None
         self.bus = settings.store.bus
         self.ports = (0, 0)
+        self.carried = settings.network.grpc_carrier == "pyvoy"  # one port: HTTP's
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
     async def run(self) -> int:
@@ -103,8 +106,10 @@ class Supervisor:
 
     async def _supervise(self) -> int:
         net = self.settings.network
-        held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
-        self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
+        held = [reserve(net.host, net.http_port)]
+        if not self.carried:
+            held.append(reserve(net.host, net.grpc_port))
+        self.ports = (held[0].getsockname()[1], held[-1].getsockname()[1])
         loop = asyncio.get_running_loop()
         try:
             if not self.bus:
@@ -122,9 +127,10 @@ class Supervisor:
             if not await self._all_ready():
                 await self._stop_all()
                 return 1
-            log.info("listening: gRPC on %s, HTTP on %s, %d workers (pids %s); Ctrl-C stops "
-                     "them", host_port(net.host, self.ports[1]),
-                     host_port(net.host, self.ports[0]), len(self.workers),
+            log.info("listening: gRPC on %s, HTTP on %s%s, %d workers (pids %s); Ctrl-C "
+                     "stops them", host_port(net.host, self.ports[1]),
+                     host_port(net.host, self.ports[0]),
+                     " (one port, carried by pyvoy)" if self.carried else "", len(self.workers),
                      ", ".join(str(w.proc.pid) for w in self.workers if w.proc))
             process.notify("READY=1")
             watching = [asyncio.create_task(self._watch(w)) for w in self.workers]

@@ -198,12 +198,10 @@ async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
         reap(again.proc)
 
 
-@pytest.mark.parametrize("flags", [("--workers", "2"), ("--host-agent", "a=demo"),
-                                   ("--metrics-port", "0")])
-def test_what_it_cannot_carry_is_refused_saying_why(flags: tuple[str, ...]) -> None:
+def test_what_it_cannot_carry_is_refused_saying_why() -> None:
     done = subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--store", "memory",
-                           "--grpc-carrier", "pyvoy", *flags], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+                           "--grpc-carrier", "pyvoy", "--host-agent", "a=demo"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "--grpc-carrier pyvoy" in done.stderr
 

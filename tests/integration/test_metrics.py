@@ -19,6 +19,7 @@ from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe.metrics import Metrics
 from a2a_grpc.stores import Scope
 from a2a_grpc.stores.sqlite import SqliteTaskStore
+from tests.carried import carriers
 from tests.conftest import StackFactory
 from tests.processes import reap, start_server
 from tests.webhook import start_webhook
@@ -127,9 +128,11 @@ async def test_a_scripted_run_shows_its_exact_counts(stack: StackFactory, tmp_pa
     assert value(samples, "a2a_store_seconds_count", op="read") > 0
 
 
-async def test_metrics_port_and_json_logs_in_a_real_server() -> None:
+@pytest.mark.parametrize("carrier", carriers())
+async def test_metrics_port_and_json_logs_in_a_real_server(carrier: str) -> None:
     server = await start_server("serve", "--store", "memory", "--metrics-port", "0",
-                                "--log-format", "json", "--grace", "0")
+                                "--log-format", "json", "--grace", "0",
+                                "--grpc-carrier", carrier)
     try:
         found = re.search(r"metrics on \S+:(\d+)", server.log())
         assert found, server.log()

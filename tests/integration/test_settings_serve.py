@@ -15,6 +15,7 @@ import aiohttp
 import pytest
 
 from a2a_grpc.auth.basic import hash_password
+from tests.carried import carriers
 from tests.processes import ROOT, reap, start_server
 
 
@@ -66,11 +67,14 @@ def _basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
-async def test_credentials_files_reload_on_sighup(tmp_path: Path) -> None:
+@pytest.mark.parametrize("carrier", carriers())
+async def test_credentials_files_reload_on_sighup(tmp_path: Path, carrier: str) -> None:
+    """On pyvoy, `serve` passes SIGHUP on to the app Envoy runs."""
     keys, users = tmp_path / "keys.txt", tmp_path / "users.txt"
     keys.write_text("alice:key-one\n")
     users.write_text(f"carol:{hash_password('pw-one')}\n")
-    server = await start_server("serve", "--api-keys", str(keys), "--basic-users", str(users))
+    server = await start_server("serve", "--api-keys", str(keys), "--basic-users", str(users),
+                                "--grpc-carrier", carrier)
     try:
         async with aiohttp.ClientSession() as http:
             async def status(**headers: str) -> int:

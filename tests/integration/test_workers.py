@@ -24,6 +24,7 @@ import pytest
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated import a2a_pb2_grpc
 from tests.bindings import parse_sse
+from tests.carried import carriers
 from tests.integration.test_replicas import (
     HEADERS,
     delivered_by,
@@ -88,12 +89,14 @@ async def pinned() -> AsyncIterator[Any]:
         await session.close()
 
 
-@pytest.fixture
-async def started() -> AsyncIterator[Any]:
+@pytest.fixture(params=carriers())
+async def started(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """`start(store, *flags)`: `serve --workers 3` on each gRPC carrier."""
     servers: list[Server] = []
 
     async def start(store: str, *flags: str) -> Server:
-        server = await start_server("serve", "--workers", "3", "--store", store, *flags)
+        server = await start_server("serve", "--workers", "3", "--store", store,
+                                    "--grpc-carrier", request.param, *flags)
         servers.append(server)
         return server
 
