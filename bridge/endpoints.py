@@ -46,7 +46,8 @@ class CardSource(Protocol):
 class HostedCard(CardSource, Protocol):
     """A hosted agent's card, with the time it has been served since."""
 
-    modified: datetime
+    @property
+    def modified(self) -> datetime: ...
 
 
 @dataclass(frozen=True, slots=True)

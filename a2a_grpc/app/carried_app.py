@@ -21,7 +21,7 @@ from a2a_grpc.app.carried_drain import follow, listen
 from a2a_grpc.app.carrier import CARRIED_ARGV
 from a2a_grpc.app.hangup import reload_all
 from a2a_grpc.app.http import start_operations
-from a2a_grpc.app.loading import load_agent
+from a2a_grpc.app.loading import load_agent, load_hosted
 from a2a_grpc.app.mounted import A2AApp, lifespan
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.serve import drain
@@ -29,6 +29,7 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bridge import asgi
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.demos.demo import DemoAgent
+from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.observe import logs
 
 log = logging.getLogger("a2a_grpc")
@@ -79,10 +80,13 @@ class CarriedApp:
         await lifespan(receive, send, start, stop)
 
     async def _made(self) -> A2AApp:
-        name = self.settings.agent.agent
+        name, hosted = self.settings.agent.agent, self.settings.agent.hosted
         loaded: AgentExecutor | Awaitable[AgentExecutor] = (
             load_agent(name) if name else DemoAgent())
-        agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
+        if hosted:  # `--host-agent NAME=...`: several agents, each under /NAME
+            agent: AgentExecutor = Hosted(await load_hosted(hosted))
+        else:
+            agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
         return A2AApp(agent, self.settings, grpc="carried",
                       public_url=self.settings.network.public_url)
 

@@ -67,13 +67,6 @@ def _admin(admin: str, method: str, path: str) -> bytes:
         return body
 
 
-def refused(settings: ServeSettings) -> str | None:
-    """Why these settings cannot be carried by pyvoy, if they cannot."""
-    if settings.agent.hosted:
-        return "--grpc-carrier pyvoy serves one agent: --host-agent needs grpc.aio"
-    return None
-
-
 async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     """Run the carried server until a signal stops it; its exit code."""
     try:

@@ -16,7 +16,7 @@ from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
-from a2a_grpc.app.carrier import carry, refused
+from a2a_grpc.app.carrier import carry
 from a2a_grpc.app.loading import load_agent, load_hosted
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
@@ -212,12 +212,9 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("--workers must be 1 or more")
         if process.worker() is not None:
             process.stop_with_parent()
-        carried = args.command == "serve" and net.grpc_carrier == "pyvoy"
-        if carried and (why := refused(settings)):
-            raise ValueError(why)
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
             return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
-        if carried:
+        if args.command == "serve" and net.grpc_carrier == "pyvoy":
             return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:
             if settings.agent.agent:

@@ -16,6 +16,7 @@ import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -72,7 +73,7 @@ class A2AApp:
         self.served: Assembly | None = None
         self._router: Router | None = None
         self._stack: AsyncExitStack | None = None
-        self._cards: _Cards | None = None
+        self._cards: list[_Cards] | None = None  # the agent's, or each hosted agent's
         self._carried: GrpcApp | None = None
 
     @property
@@ -95,11 +96,18 @@ class A2AApp:
             cards = self._cards
             await asgi.serve(self._router, scope, receive, send,
                              max_body=self.config.max_body_bytes, identify=self.identify,
-                             first=None if cards is None or cards.bases else cards.publish_first)
+                             first=None if not cards or cards[0].bases else self._publish_first)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         else:  # a WebSocket: A2A has no binding on it
             await send({"type": "websocket.close", "code": 1003})
+
+    async def _publish_first(self, request: Incoming) -> None:
+        """The first request names the base URL of the cards the agents' own
+        calls see (the inspector's, an extended card's), when no public_url does."""
+        for cards in self._cards or ():
+            if not cards.bases:
+                await cards.for_base(request.base_url())
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Any = None) -> AsyncIterator[None]:
@@ -117,20 +125,25 @@ class A2AApp:
         try:
             served = await assemble(self.agent, self.settings, stack, self.http.tls,
                                     grpc=self.grpc)
-            cards = _Cards(served, self, CardEndpoint(served.card, self.config.card_v03_fields))
+            v03 = self.config.card_v03_fields
+            hosted = {name: _Cards(served, self, CardEndpoint(card, v03), name)
+                      for name, card in served.hosted.items()}  # several agents, each /NAME
+            every = list(hosted.values()) or [_Cards(served, self, CardEndpoint(served.card,
+                                                                                v03))]
             observe = served.observe
             self._router = a2a_routes(
-                served.admission, cards, self.config, served.keys.jwks(), served.metrics,
+                served.admission, every[0], self.config, served.keys.jwks(), served.metrics,
                 served.readiness.probe, observed=True,
                 inspector=Inspector(observe.inspector_remote_targets)
-                if observe.inspector else None)
+                if observe.inspector else None, hosted=hosted or None)
             stack.push_async_callback(self._router.close)
             if self.public_url is not None:
-                await cards.for_base(self.public_url)
+                for cards in every:
+                    await cards.for_base(self.public_url)
         except BaseException:
             await stack.aclose()
             raise
-        self.served, self._stack, self._cards = served, stack, cards
+        self.served, self._stack, self._cards = served, stack, every
         if isinstance(served.grpc, CarriedGrpc):
             self._carried = served.grpc.app
         log.info("A2A agent %r served as an ASGI app%s%s", served.card.name,
@@ -196,40 +209,46 @@ def from_environment(environ: Mapping[str, str] | None = None) -> ServeSettings:
 
 
 class _Cards:
-    """The card for each base URL the app is reached by (or the one public URL)."""
+    """An agent's card for each base URL the app is reached by (or the one
+    public URL); `name`: a hosted agent's, under /NAME."""
 
-    def __init__(self, served: Assembly, app: A2AApp, first: CardEndpoint) -> None:
+    def __init__(self, served: Assembly, app: A2AApp, first: CardEndpoint,
+                 name: str = "") -> None:
         self.served = served
         self.app = app
         self.first = first
+        self.name = name
         self.bases: OrderedDict[str, CardEndpoint] = OrderedDict()
 
     @property
     def card(self) -> AgentCard:
-        return self.served.handler.card
+        handler = self.served.handler
+        return handler.cards.get(self.name, handler.card) if self.name else handler.card
+
+    @property
+    def modified(self) -> datetime:
+        return self.first.modified
 
     async def for_base(self, base: str) -> CardEndpoint:
         endpoint = self.bases.get(base)
         if endpoint is not None:
             self.bases.move_to_end(base)
             return endpoint
-        endpoint = self.first if not self.bases else CardEndpoint(
-            self.served.card, self.app.config.card_v03_fields)
         config = self.app.config
-        interfaces = [*self.served.grpc_interface(self.app.settings, here=urlsplit(base).netloc),
-                      Interface("JSONRPC", base + config.jsonrpc_path),
-                      Interface("HTTP+JSON", base + config.rest_prefix.rstrip("/"))]
-        await self.served.publish(interfaces, endpoint)
+        endpoint = self.first if not self.bases else CardEndpoint(
+            self.served.hosted.get(self.name, self.served.card), config.card_v03_fields)
+        at = base + "/" + self.name if self.name else base
+        rest = config.rest_prefix.rstrip("/")
+        interfaces = [*self.served.grpc_interface(self.app.settings, self.name,
+                                                  here=urlsplit(base).netloc),
+                      Interface("JSONRPC", at + config.jsonrpc_path),
+                      Interface("HTTP+JSON", at + rest)]
+        await self.served.publish(interfaces, endpoint, self.name,
+                                  base + rest if self.name else None)
         self.bases[base] = endpoint
         if len(self.bases) > BASES:
             self.bases.popitem(last=False)
         return endpoint
-
-    async def publish_first(self, request: Incoming) -> None:
-        """The first request names the base URL of the card the agent's own
-        calls see (the inspector's, an extended card's), when no public_url does."""
-        if not self.bases:
-            await self.for_base(request.base_url())
 
     async def get(self, request: Incoming) -> Answer:
         endpoint = await self.for_base(self.app.public_url or request.base_url())

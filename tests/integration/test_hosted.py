@@ -21,6 +21,7 @@ from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.core.errors import TaskNotFoundError
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from tests.carried import carriers
 from tests.conftest import send_request
 from tests.processes import ROOT, Server, reap, start_server
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
@@ -31,10 +32,11 @@ AGENTS = ("--host-agent", "echo=demo", "--host-agent", "words=examples.word_coun
 ANSWERS = {"echo": "echo: hello there", "words": "2 words"}
 
 
-@pytest.fixture
-async def hosting(tmp_path: Path) -> AsyncIterator[Server]:
+@pytest.fixture(params=carriers())
+async def hosting(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Server]:
+    """`serve` hosting both agents, on each gRPC carrier."""
     server = await start_server("serve", "--store", f"sqlite:///{tmp_path / 'tasks.db'}",
-                                *AGENTS)
+                                *AGENTS, "--grpc-carrier", request.param)
     try:
         yield server
     finally:
