@@ -88,14 +88,14 @@ class Assembly:
     def grpc_interface(self, settings: ServeSettings, tenant: str = "",
                        here: str = "") -> list[Interface]:
         """`here`: the host and port the HTTP side was reached at, which a
-        carried gRPC shares."""
+        carried gRPC shares (unless its carrier names a port of its own)."""
         net = settings.network
         if self.grpc is None:
             return []
         if net.grpc_public_address:
             return [Interface("GRPC", net.grpc_public_address, tenant)]
-        if here and isinstance(self.grpc, CarriedGrpc):
-            return [Interface("GRPC", here, tenant)]
+        if here and isinstance(self.grpc, CarriedGrpc) and not self.grpc.port:
+            return [Interface("GRPC", here, tenant)]  # the port the card was asked on
         return [Interface("GRPC", host_port(advertised_host(net.host), self.grpc.port), tenant)]
 
     async def publish(self, interfaces: list[Interface], served: ServedCard,

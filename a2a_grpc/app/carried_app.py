@@ -87,8 +87,11 @@ class CarriedApp:
             agent: AgentExecutor = Hosted(await load_hosted(hosted))
         else:
             agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
-        return A2AApp(agent, self.settings, grpc="carried",
-                      public_url=self.settings.network.public_url)
+        app = A2AApp(agent, self.settings, grpc="carried",
+                     public_url=self.settings.network.public_url)
+        if os.environ.get(process.WORKER_PID):  # `serve`'s Envoy: gRPC on --grpc-port too
+            app.grpc_port = self.settings.network.grpc_port
+        return app
 
     async def drain(self) -> None:
         """SIGTERM's drain, as `serve` does it on grpc.aio (`serve` asked)."""

@@ -1,6 +1,7 @@
 """`serve --grpc-carrier pyvoy`: the server carried by pyvoy (Envoy's
 HTTP/2 with the app in its embedded Python): gRPC, JSON-RPC and HTTP+JSON
-on one port, h2c and HTTP/1.1 told apart by Envoy. This process starts
+on `--http-port` and `--grpc-port` alike (one listener, two addresses),
+h2c and HTTP/1.1 told apart by Envoy. This process starts
 Envoy with the app (app/carried_app.py, which reads the same command line
 from CARRIED_ARGV), says where it listens, passes SIGHUP on to the app, and
 stops it on SIGTERM/SIGINT. Under `serve --workers N` each worker is such
@@ -23,6 +24,7 @@ from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import FOLDER, Asker
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.app.workers import reserve
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import missing
 
@@ -80,25 +82,49 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
         if net.tls_client_ca is not None:
             tls.update(tls_ca_cert=net.tls_client_ca,
                        tls_require_client_certificate=net.tls_require_client_cert)
+    # The ports are held here first (port 0 picks them) and Envoy listens on
+    # them beside these sockets (SO_REUSEPORT, as under --workers): the app is
+    # told both before it starts, and its card names them.
+    held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
+    ports = [sock.getsockname()[1] for sock in held]
     asker = Asker()
     try:
-        return await _carried(PyvoyServer(
-            APP, address=net.host, port=net.http_port, worker_threads=1, lifespan=True,
+        server = _with_grpc_port(PyvoyServer, net.host, ports[1])(
+            APP, address=net.host, port=ports[0], worker_threads=1, lifespan=True,
             loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
-            env={CARRIED_ARGV: json.dumps(list(argv)), FOLDER: str(asker.folder),
-                 process.WORKER_PID: str(os.getpid())},
-            stdout=None, stderr=None, **tls), asker, settings)
+            env={CARRIED_ARGV: json.dumps([*argv, "--http-port", str(ports[0]),
+                                           "--grpc-port", str(ports[1])]),
+                 FOLDER: str(asker.folder), process.WORKER_PID: str(os.getpid())},
+            stdout=None, stderr=None, **tls)
+        return await _carried(server, asker, settings, ports)
     finally:
         asker.close()
+        for sock in held:
+            sock.close()
 
 
-async def _carried(server: Any, asker: Asker, settings: ServeSettings) -> int:
+def _with_grpc_port(pyvoy_server: type, host: str, port: int) -> type:
+    """pyvoy's server, gRPC's port a second address of its one listener (a
+    second listener would start the app a second time)."""
+    class Carrier(pyvoy_server):  # type: ignore[misc]
+        def get_envoy_config(self) -> dict[str, Any]:
+            config: dict[str, Any] = super().get_envoy_config()
+            listener = config["static_resources"]["listeners"][0]
+            if listener["address"]["socket_address"]["port_value"] != port:
+                listener["additional_addresses"] = [
+                    {"address": {"socket_address": {"address": host, "port_value": port}}}]
+            return config
+
+    return Carrier
+
+
+async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: list[int]) -> int:
     net = settings.network
     await server.start()
-    where = host_port(net.host, server.listener_port)
     worker = process.worker()  # under --workers the supervisor says "listening" once all are
-    log.info("%s: gRPC on %s, HTTP on %s (one port, carried by pyvoy)",
-             "listening" if worker is None else f"worker {worker} ready", where, where)
+    log.info("%s: gRPC on %s, HTTP on %s (carried by pyvoy: every binding on both)",
+             "listening" if worker is None else f"worker {worker} ready",
+             host_port(net.host, ports[1]), host_port(net.host, ports[0]))
     process.notify("READY=1")
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -75,6 +75,9 @@ class A2AApp:
         self._stack: AsyncExitStack | None = None
         self._cards: list[_Cards] | None = None  # the agent's, or each hosted agent's
         self._carried: GrpcApp | None = None
+        # `grpc="carried"`: a port of its own the carrying server also takes gRPC
+        # on, for the card to name (serve --grpc-carrier pyvoy: --grpc-port)
+        self.grpc_port = 0
 
     @property
     def config(self) -> BridgeConfig:
@@ -125,6 +128,8 @@ class A2AApp:
         try:
             served = await assemble(self.agent, self.settings, stack, self.http.tls,
                                     grpc=self.grpc)
+            if isinstance(served.grpc, CarriedGrpc):
+                served.grpc.port = self.grpc_port
             v03 = self.config.card_v03_fields
             hosted = {name: _Cards(served, self, CardEndpoint(card, v03), name)
                       for name, card in served.hosted.items()}  # several agents, each /NAME
@@ -148,8 +153,9 @@ class A2AApp:
             self._carried = served.grpc.app
         log.info("A2A agent %r served as an ASGI app%s%s", served.card.name,
                  f" at {self.public_url}" if self.public_url else "",
-                 "" if not served.grpc else "; gRPC on the same port" if self._carried
-                 else f"; gRPC on port {served.grpc.port}")
+                 "" if not served.grpc else f"; gRPC on port {served.grpc.port}"
+                 if not self._carried else "; gRPC on the same port"
+                 + (f" and on port {self.grpc_port}" if self.grpc_port else ""))
 
     async def stop(self) -> None:
         """Refuse new calls, end open streams for their clients to resume, give

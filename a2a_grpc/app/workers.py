@@ -5,8 +5,8 @@ this one supervising them.
   picks them here) with SO_REUSEPORT and holds them without listening; each
   worker listens on them too, and the kernel spreads new connections over
   the workers. A connection stays with the worker that accepted it. With
-  `--grpc-carrier pyvoy` there is one port, HTTP's, and each worker is an
-  Envoy of its own on it (Envoy listens with SO_REUSEPORT too).
+  `--grpc-carrier pyvoy` each worker is an Envoy of its own on both ports
+  (Envoy listens with SO_REUSEPORT too), every binding on each.
 - **One store, leases, fencing**: the workers are replicas (docs/replicas.md)
   of the SQLite file or the PostgreSQL database they share. `--store memory`
   is refused: each worker would have its own.
@@ -86,7 +86,7 @@ class Supervisor:
         self.hub: Hub | None = None
         self.bus = settings.store.bus
         self.ports = (0, 0)
-        self.carried = settings.network.grpc_carrier == "pyvoy"  # one port: HTTP's
+        self.carried = settings.network.grpc_carrier == "pyvoy"
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
     async def run(self) -> int:
@@ -106,10 +106,8 @@ class Supervisor:
 
     async def _supervise(self) -> int:
         net = self.settings.network
-        held = [reserve(net.host, net.http_port)]
-        if not self.carried:
-            held.append(reserve(net.host, net.grpc_port))
-        self.ports = (held[0].getsockname()[1], held[-1].getsockname()[1])
+        held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
+        self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
         loop = asyncio.get_running_loop()
         try:
             if not self.bus:
@@ -130,7 +128,8 @@ class Supervisor:
             log.info("listening: gRPC on %s, HTTP on %s%s, %d workers (pids %s); Ctrl-C "
                      "stops them", host_port(net.host, self.ports[1]),
                      host_port(net.host, self.ports[0]),
-                     " (one port, carried by pyvoy)" if self.carried else "", len(self.workers),
+                     " (carried by pyvoy: every binding on both)" if self.carried else "",
+                     len(self.workers),
                      ", ".join(str(w.proc.pid) for w in self.workers if w.proc))
             process.notify("READY=1")
             watching = [asyncio.create_task(self._watch(w)) for w in self.workers]

@@ -2,7 +2,7 @@
 same servicers as over grpc.aio. Each call below goes, from grpc.aio's own
 client, to a real `serve` on each carrier side by side, and the answers
 must agree: codes, messages, rich error details, events, metadata. Then
-what only the carried server has: one port for the three bindings, SIGTERM
+what only the carried server has: every binding on both ports, SIGTERM
 (while calls wait: test_grpc_carried_streams.py), and its Envoy going with
 a killed `serve`."""
 
@@ -142,29 +142,34 @@ async def test_every_rpc_answers_as_over_grpc_aio(servers: dict[str, Server]) ->
     assert "lf.a2a.v1.A2AService" in carried["reflection"][0]
 
 
-async def test_one_port_serves_every_binding_and_the_card_names_it(
+async def test_both_ports_serve_every_binding_and_the_card_names_each(
         servers: dict[str, Server]) -> None:
+    """`--grpc-port` keeps gRPC where clients had it on grpc.aio (the card
+    names it); every binding is on `--http-port` too, gRPC included."""
     server = servers["pyvoy"]
-    assert server.grpc_port == server.http_port
+    assert server.grpc_port != server.http_port
     async with aiohttp.ClientSession() as http:
         async with http.get(server.url + "/.well-known/agent-card.json") as resp:
             card = await resp.json()
-        async with http.post(server.url + "/", json={
-                "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-                    "messageId": "j1", "role": "ROLE_USER", "parts": [{"text": "json"}]}}},
-                headers={"A2A-Version": "1.0"}) as resp:
-            answer = await resp.json()
-        async with http.get(server.url + f"/tasks/{answer['result']['task']['id']}",
-                            headers={"A2A-Version": "1.0"}) as resp:
-            rest = await resp.json()
+        for port in (server.http_port, server.grpc_port):
+            async with http.post(f"http://127.0.0.1:{port}/", json={
+                    "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                        "messageId": f"j{port}", "role": "ROLE_USER",
+                        "parts": [{"text": "json"}]}}}, headers={"A2A-Version": "1.0"}) as resp:
+                answer = await resp.json()
+            assert answer["result"]["task"]["artifacts"][0]["parts"][0]["text"] == "echo: json"
+            async with http.get(f"http://127.0.0.1:{port}/tasks/"
+                                f"{answer['result']['task']['id']}",
+                                headers={"A2A-Version": "1.0"}) as resp:
+                rest = await resp.json()
     urls = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
-    assert urls["GRPC"] == f"127.0.0.1:{server.http_port}"
+    assert urls["GRPC"] == f"127.0.0.1:{server.grpc_port}"
     assert urls["JSONRPC"] == server.url + "/"
-    assert answer["result"]["task"]["artifacts"][0]["parts"][0]["text"] == "echo: json"
-    async with grpc.aio.insecure_channel(urls["GRPC"]) as channel:  # the card's own word
-        got = await A2AServiceStub(channel).GetTask(pb.GetTaskRequest(id=rest["id"]),
-                                                    metadata=V1)
-    assert got.status.state == pb.TASK_STATE_COMPLETED
+    for target in (urls["GRPC"], f"127.0.0.1:{server.http_port}"):  # the card's, and HTTP's
+        async with grpc.aio.insecure_channel(target) as channel:
+            got = await A2AServiceStub(channel).GetTask(pb.GetTaskRequest(id=rest["id"]),
+                                                        metadata=V1)
+        assert got.status.state == pb.TASK_STATE_COMPLETED
 
 
 async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
@@ -220,7 +225,8 @@ async def test_envoy_stops_when_serve_is_killed() -> None:
                 break
             await asyncio.sleep(0.05)
         assert not any(running(pid) for pid in envoy)
-        with pytest.raises(OSError):
-            socket.create_connection(("127.0.0.1", server.http_port), timeout=2).close()
+        for port in (server.http_port, server.grpc_port):
+            with pytest.raises(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
     finally:
         reap(server.proc)

@@ -14,7 +14,9 @@ from a2a_grpc.observe.metrics import Metrics
 
 class CarriedGrpc:
     """Every gRPC service, answered by `app` on the port of the server that
-    carries it (`port`: 0 until that server says where it listens)."""
+    carries it. `port`: a port of its own that server also listens on for
+    gRPC (`serve --grpc-carrier pyvoy`: --grpc-port), which the card names;
+    0: the card names the port it was asked on."""
 
     def __init__(self, app: GrpcApp, health_servicer: health.aio.HealthServicer) -> None:
         self.app = app
