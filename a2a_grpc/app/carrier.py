@@ -22,8 +22,10 @@ from urllib.parse import quote
 
 from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import FOLDER, Asker
+from a2a_grpc.app.carried_tls import EnvoyTls
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.settings import ServeSettings
+from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.app.workers import reserve
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import missing
@@ -89,23 +91,30 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     ports = [sock.getsockname()[1] for sock in held]
     asker = Asker()
     try:
-        server = _with_grpc_port(PyvoyServer, net.host, ports[1])(
+        envoy_tls = None
+        if net.tls_cert is not None and net.tls_key is not None:
+            envoy_tls = EnvoyTls(TlsFiles(net.tls_cert, net.tls_key, net.tls_client_ca,
+                                          net.tls_require_client_cert), asker.folder / "tls")
+            if not envoy_tls.write():
+                raise ValueError(f"--tls-cert/--tls-key: cannot load {net.tls_cert}")
+        server = _configured(PyvoyServer, net.host, ports[1], envoy_tls)(
             APP, address=net.host, port=ports[0], worker_threads=1, lifespan=True,
             loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
             env={CARRIED_ARGV: json.dumps([*argv, "--http-port", str(ports[0]),
                                            "--grpc-port", str(ports[1])]),
                  FOLDER: str(asker.folder), process.WORKER_PID: str(os.getpid())},
             stdout=None, stderr=None, **tls)
-        return await _carried(server, asker, settings, ports)
+        return await _carried(server, asker, settings, ports, envoy_tls)
     finally:
         asker.close()
         for sock in held:
             sock.close()
 
 
-def _with_grpc_port(pyvoy_server: type, host: str, port: int) -> type:
+def _configured(pyvoy_server: type, host: str, port: int, tls: EnvoyTls | None) -> type:
     """pyvoy's server, gRPC's port a second address of its one listener (a
-    second listener would start the app a second time)."""
+    second listener would start the app a second time), and TLS from files
+    `serve` replaces (carried_tls.py)."""
     class Carrier(pyvoy_server):  # type: ignore[misc]
         def get_envoy_config(self) -> dict[str, Any]:
             config: dict[str, Any] = super().get_envoy_config()
@@ -113,12 +122,24 @@ def _with_grpc_port(pyvoy_server: type, host: str, port: int) -> type:
             if listener["address"]["socket_address"]["port_value"] != port:
                 listener["additional_addresses"] = [
                     {"address": {"socket_address": {"address": host, "port_value": port}}}]
+            if tls is not None:
+                tls.configure(config)
             return config
 
     return Carrier
 
 
-async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: list[int]) -> int:
+def _reload(asker: Asker, tls: EnvoyTls | None) -> None:
+    """SIGHUP: the app reloads its credentials files (carried_drain.py), and
+    Envoy its certificate (carried_tls.py)."""
+    log.info("SIGHUP: reloading")
+    asker.reload()
+    if tls is not None:
+        tls.reload()
+
+
+async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: list[int],
+                   tls: EnvoyTls | None) -> int:
     net = settings.network
     await server.start()
     worker = process.worker()  # under --workers the supervisor says "listening" once all are
@@ -130,7 +151,8 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    loop.add_signal_handler(signal.SIGHUP, asker.reload)  # the app reloads (carried_drain.py)
+    loop.add_signal_handler(signal.SIGHUP, _reload, asker, tls)
+    watching = asyncio.ensure_future(tls.watch() if tls is not None else asyncio.sleep(0))
     waiting = asyncio.ensure_future(server.wait())
     stop = asyncio.ensure_future(stopping.wait())
     await asyncio.wait((waiting, stop), return_when=asyncio.FIRST_COMPLETED)
@@ -146,6 +168,7 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
         await until_idle(admin, STOPPING if await asked else 0)  # asked: as serve's drain
         await server.stop()
     stop.cancel()
+    watching.cancel()
     code = await waiting
     return 0 if code in (0, -signal.SIGTERM) else (code or 0)
 

@@ -117,8 +117,15 @@ class Reloader:
         log.info("TLS certificate reloaded for HTTP from %s", self.files.cert)
 
     async def _watch(self) -> None:
-        while True:
-            await asyncio.sleep(CHECK_S)
-            stamp = self.files.stamp()
-            if stamp and stamp != self._stamp:
-                self.reload()
+        await watch(self.files, lambda: self._stamp, self.reload)
+
+
+async def watch(files: TlsFiles, loaded: Callable[[], tuple[float, ...]],
+                reload: Callable[[], None]) -> None:
+    """`reload()` whenever the files' stamp is no longer the one `loaded()`
+    says is in use, looked at every CHECK_S seconds."""
+    while True:
+        await asyncio.sleep(CHECK_S)
+        stamp = files.stamp()
+        if stamp and stamp != loaded():
+            reload()
