@@ -44,6 +44,7 @@ from a2a_grpc.app import process
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bus.hub import Hub
 from a2a_grpc.cards.card import host_port
+from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.stores import open_store
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -72,8 +73,7 @@ def reserve(host: str, port: int) -> socket.socket:
         sock.bind(address)
     except OSError as exc:
         sock.close()
-        raise OSError(f"cannot listen on {host}:{port} ({exc.strerror}): pick another port "
-                      "with --grpc-port / --http-port") from exc
+        raise PortInUseError(f"cannot listen on {host}:{port} ({exc.strerror})") from exc
     return sock
 
 

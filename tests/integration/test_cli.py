@@ -61,17 +61,24 @@ def test_bad_agent_spec_is_a_usage_error() -> None:
         assert done.returncode == 2 and says in done.stderr, done.stderr
 
 
-def test_port_in_use_says_what_to_do() -> None:
+@pytest.mark.parametrize("flags", [("--store", "memory"),
+                                   ("--store", "memory", "--grpc-carrier", "pyvoy"),
+                                   ("--workers", "2", "--store", "sqlite:///STORE")])
+def test_port_in_use_says_what_to_do(flags: tuple[str, ...], tmp_path: Path) -> None:
+    """The port is named, and what to do: another port (not the store)."""
+    if "pyvoy" in flags:
+        pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "a2a_grpc", "serve", "--grpc-port", str(port), "--store",
-             "memory"],
+            [sys.executable, "-m", "a2a_grpc", "serve", "--grpc-port", str(port),
+             *(f.replace("STORE", str(tmp_path / "tasks.db")) for f in flags)],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert "--grpc-port" in done.stderr
+    assert f"127.0.0.1:{port}" in done.stderr and "--grpc-port" in done.stderr, done.stderr
+    assert "check --store" not in done.stderr, done.stderr
 
 
 async def test_the_readme_example_agent_serves() -> None:
