@@ -110,8 +110,8 @@ class Network:
         "without --bus, this process relays their events (default 1)", metavar="N")
     grpc_carrier: str = setting(
         "grpc.aio", "what serves gRPC: grpc.aio on --grpc-port (the default), or pyvoy "
-        "(Envoy's HTTP/2, the a2a-grpc[pyvoy] extra): gRPC, JSON-RPC and HTTP+JSON all on "
-        "--http-port, one process", choices=("grpc.aio", "pyvoy"))
+        "(Envoy's HTTP/2, the a2a-grpc[pyvoy] extra): gRPC, JSON-RPC and HTTP+JSON each on "
+        "both --grpc-port and --http-port", choices=("grpc.aio", "pyvoy"))
     loop: str = setting("auto", "event loop: uvloop when installed (auto, the default), or "
                         "asyncio's", choices=("auto", "uvloop", "asyncio"))
     helper_threads: str = setting(
