@@ -5,7 +5,7 @@ h2c and HTTP/1.1 told apart by Envoy. This process starts
 Envoy with the app (app/carried_app.py, which reads the same command line
 from CARRIED_ARGV), says where it listens, passes SIGHUP on to the app, and
 stops it on SIGTERM/SIGINT. Under `serve --workers N` each worker is such
-a process, its Envoy on the port the supervisor holds (app/workers.py).
+a process, its Envoy on the ports the supervisor holds (app/workers.py).
 """
 
 from __future__ import annotations
