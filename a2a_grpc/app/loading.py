@@ -28,6 +28,15 @@ NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}\Z")
 RESERVED = frozenset({"v1", ".well-known", "inspector", "metrics", "healthz", "readyz"})
 
 
+def bad_name(name: str) -> bool:
+    """Not a hosted agent's name: each is a path segment, and not a reserved one."""
+    return not NAME.match(name) or name in RESERVED
+
+
+NAMES_ARE = ("letters, digits, '.', '_' or '-' (a path segment), and none of "
+             f"{sorted(RESERVED)}")
+
+
 def load_hosted(specs: Sequence[str]) -> Awaitable[dict[str, AgentExecutor]]:
     """`NAME=MODULE:ATTR` (or `NAME=demo`, the built-in demo agent) each ->
     the agents by name, made in the server's event loop (async factories)."""
@@ -36,9 +45,8 @@ def load_hosted(specs: Sequence[str]) -> Awaitable[dict[str, AgentExecutor]]:
         name, sep, target = spec.partition("=")
         if not sep or not target:
             raise ValueError(f"--host-agent wants NAME=MODULE:ATTR, got {spec!r}")
-        if not NAME.match(name) or name in RESERVED:
-            raise ValueError(f"--host-agent {spec!r}: the name must be letters, digits, '.', "
-                             f"'_' or '-' (a path segment), and none of {sorted(RESERVED)}")
+        if bad_name(name):
+            raise ValueError(f"--host-agent {spec!r}: the name must be {NAMES_ARE}")
         if name in loaded:
             raise ValueError(f"--host-agent: two agents are named {name!r}")
         if target == "demo":

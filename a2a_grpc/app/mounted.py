@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app.assembly import Assembly, assemble
+from a2a_grpc.app.loading import NAMES_ARE, bad_name
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.settings_load import load
@@ -33,6 +34,7 @@ from a2a_grpc.bridge.face import Answer, Incoming
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.cards.card import Interface
+from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.carried import CarriedGrpc, GrpcApp
 
@@ -50,6 +52,8 @@ class A2AApp:
     `grpc="carried"`: gRPC answered by this app itself, on the port of the
     server that runs it, which must speak HTTP/2 and send trailers (pyvoy).
 
+    `agent`: one agent, or several by name (each under /NAME, its card at
+    /NAME/.well-known/agent-card.json, listed at /.well-known/ai-catalog.json).
     `settings`: as `serve` takes them; by default read as `serve` reads
     them, without flags: the A2A_GRPC_* environment variables over the TOML
     file A2A_GRPC_CONFIG names, over the defaults.
@@ -61,9 +65,16 @@ class A2AApp:
     without the card's own schemes, and its tasks are that subject's.
     """
 
-    def __init__(self, agent: AgentExecutor, settings: ServeSettings | None = None, *,
+    def __init__(self, agent: AgentExecutor | Mapping[str, AgentExecutor],
+                 settings: ServeSettings | None = None, *,
                  public_url: str | None = None, grpc: bool | str = True,
                  identify: asgi.Identify | None = None) -> None:
+        # Several agents by name: each under /NAME, by the tenant NAME on gRPC, all
+        # listed in the catalog (docs/hosting.md), as `serve --host-agent` hosts them.
+        if isinstance(agent, Mapping):
+            if bad := sorted(name for name in agent if bad_name(name)):
+                raise ValueError(f"A2AApp: agents named {bad}: a name must be {NAMES_ARE}")
+            agent = Hosted(agent)
         self.agent = agent
         self.settings = settings or from_environment()
         self.public_url = public_url.rstrip("/") if public_url else None

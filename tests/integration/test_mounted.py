@@ -174,3 +174,37 @@ async def test_not_started_says_what_to_do_and_the_lifespan_starts_it() -> None:
             assert card["supportedInterfaces"][0]["url"] == "http://testserver/"
         resp = await http.get("/.well-known/agent-card.json")
         assert resp.status_code == 503  # stopped
+
+
+async def test_several_agents_each_under_its_name_with_the_catalog() -> None:
+    """A2AApp({name: agent}): each agent's card and calls under /NAME, a task
+    of one not found through the other, the catalog listing both."""
+    from examples.word_count import WordCount
+
+    a2a = A2AApp({"echo": DemoAgent(), "words": WordCount()},
+                 ServeSettings(store=Store(url="memory")), grpc=False,
+                 public_url="http://testserver/a2a")
+    async with a2a.lifespan(), httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=a2a), base_url="http://testserver") as http:
+        cards = {name: (await http.get(f"/{name}/.well-known/agent-card.json")).json()
+                 for name in ("echo", "words")}
+        assert [i["url"] for i in cards["words"]["supportedInterfaces"]] == [
+            "http://testserver/a2a/words/", "http://testserver/a2a/words"]
+        answers = {name: (await http.post(f"/{name}/", headers=HEADERS, json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": message("hello there")})).json()["result"]["task"]
+            for name in ("echo", "words")}
+        assert answers["echo"]["artifacts"][0]["parts"][0]["text"] == "echo: hello there"
+        assert answers["words"]["artifacts"][0]["parts"][0]["text"] == "2 words"
+        other = (await http.get(f"/words/tasks/{answers['echo']['id']}", headers=HEADERS))
+        assert other.status_code == 404  # the echo agent's task, asked of the other
+        listed = (await http.get("/.well-known/ai-catalog.json")).json()
+        assert [e["url"] for e in listed["entries"]] == [
+            f"http://testserver/a2a/{name}/.well-known/agent-card.json"
+            for name in ("echo", "words")]
+        assert (await http.get("/.well-known/agent-card.json")).status_code == 404
+
+
+def test_a_name_that_is_no_path_segment_is_refused() -> None:
+    with pytest.raises(ValueError, match="a name must be"):
+        A2AApp({"a/b": DemoAgent(), "metrics": DemoAgent()})
