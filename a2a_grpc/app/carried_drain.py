@@ -24,6 +24,8 @@ import tempfile
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 
+from a2a_grpc.app import process
+
 log = logging.getLogger("a2a_grpc")
 FOLDER = "A2A_GRPC_CARRIED_DRAIN"  # where the FIFOs are, for the app
 ASK, DONE, RELOAD = b"drain\n", b"done\n", b"reload\n"
@@ -94,9 +96,14 @@ def listen(drain: Callable[[], Awaitable[None]],
 
 
 def follow(pid: int) -> Callable[[], None]:
-    """SIGKILL this process (Envoy) once `pid` (its `serve`) has exited;
-    returns what stops following. Where pidfds are missing (not Linux 5.3+),
-    nothing: Envoy then stops on its own, later, once its parent is gone."""
+    """SIGKILL this process (Envoy) as `pid` (its `serve`, its parent) exits;
+    returns what stops following. The kernel's parent-death signal, set from
+    the app's thread (it lasts as long as that thread does: the app's life),
+    sends it as `serve` exits, whatever the app is doing; where that is
+    missing, a pidfd on the loop; where both are (not Linux), nothing: Envoy
+    then stops on its own, later, once its parent is gone."""
+    if os.getppid() == pid and process.die_with_parent(pid, signal.SIGKILL):
+        return lambda: None
     loop = asyncio.get_running_loop()
     try:
         fd = os.pidfd_open(pid)

@@ -45,11 +45,19 @@ def stop_with_parent() -> None:
     """A worker gets SIGTERM (its usual drain) when its supervisor dies, even
     SIGKILLed and whatever the bus (Linux's PR_SET_PDEATHSIG; elsewhere the
     hub's connection closing tells a worker on the hub, not on Redis)."""
-    parent = int(os.environ.get(SUPERVISOR, "0")) or os.getppid()
+    die_with_parent(int(os.environ.get(SUPERVISOR, "0")) or os.getppid(), signal.SIGTERM)
+
+
+def die_with_parent(parent: int, sig: int) -> bool:
+    """`sig` to this process as soon as `parent` (its parent) exits, even
+    SIGKILLed: Linux's PR_SET_PDEATHSIG, which lasts as long as the calling
+    thread. False where it can't be set (not Linux)."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if libc.prctl(1, sig) != 0:  # PR_SET_PDEATHSIG
+            return False
     except (OSError, AttributeError):
-        return
+        return False
     if os.getppid() != parent:  # it died before the call: nobody would signal
-        signal.raise_signal(signal.SIGTERM)
+        signal.raise_signal(sig)
+    return True

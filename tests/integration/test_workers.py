@@ -9,6 +9,7 @@ follow-up went to a worker other than the one running the task."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -249,6 +250,7 @@ async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
 
     sending = [asyncio.ensure_future(keep_sending(c)) for c in clients]
     await asyncio.wait_for(enough.wait(), 60)
+    doomed = _descendants(clients[0].pid)  # on pyvoy its Envoy, which dies with it
     os.kill(clients[0].pid, signal.SIGKILL)
     await asyncio.wait_for(asyncio.gather(*sending), 60)
     # Read once the supervisor has seen it exit: until then its listening socket
@@ -260,6 +262,7 @@ async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the supervisor did not see worker 2 exit:\n" + server.log())
+    await _all_gone(doomed)  # and every listening socket of it closed
     async with aiohttp.ClientSession() as http:
         for task_id in acknowledged.values():
             got = await state_of(http, server, task_id)
@@ -330,6 +333,16 @@ async def _all_gone(pids: list[int]) -> None:
             await asyncio.sleep(0.05)
         else:
             raise AssertionError(f"worker pid {pid} outlived its supervisor")
+
+
+def _descendants(pid: int) -> list[int]:
+    found, i = [pid], 0
+    while i < len(found):
+        for task in Path(f"/proc/{found[i]}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                found += [int(p) for p in (task / "children").read_text().split()]
+        i += 1
+    return found[1:]
 
 
 def _alive(pid: int) -> bool:

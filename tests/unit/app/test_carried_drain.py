@@ -10,6 +10,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,38 @@ async def test_the_app_is_killed_once_serve_is_gone() -> None:
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_the_app_dies_with_serve_whatever_its_loop_is_doing() -> None:
+    """`follow` from a child of the process it follows (as Envoy is `serve`'s
+    child): the kernel's parent-death signal kills it as the parent exits,
+    though its loop is blocked and would never see a pidfd."""
+    child = ("import asyncio, os, sys, time; from a2a_grpc.app.carried_drain import follow\n"
+             "async def main():\n"
+             "    follow(os.getppid()); print(os.getpid(), flush=True)\n"
+             "    time.sleep(60)  # the loop blocked\n"
+             "asyncio.run(main())")
+    parent = ("import subprocess, sys\n"
+              f"p = subprocess.Popen([sys.executable, '-c', {child!r}], stdout=subprocess.PIPE)\n"
+              "print(p.stdout.readline().decode().strip(), flush=True)\n"
+              "sys.stdin.read()")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    pid = int(await asyncio.wait_for(proc.stdout.readline(), 30))
+    proc.stdin.close()  # the parent ends
+    await asyncio.wait_for(proc.wait(), 10)
+    for _ in range(200):  # 10 s at most
+        if not _running(pid):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the child outlived its parent")
+
+
+def _running(pid: int) -> bool:
+    """Not gone, nor a zombie whose exit nobody has read yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
