@@ -72,15 +72,7 @@ class Server:
     def family(self) -> list[int]:
         """Its pid and its descendants' (serve --grpc-carrier pyvoy runs Envoy as
         its child): what a test freezes to hang the server."""
-        pids, i = [self.proc.pid], 0
-        while i < len(pids):
-            for task in Path(f"/proc/{pids[i]}/task").glob("*"):
-                try:
-                    pids += [int(p) for p in (task / "children").read_text().split()]
-                except OSError:
-                    pass  # ended meanwhile
-            i += 1
-        return pids
+        return [self.proc.pid, *descendants(self.proc.pid)]
 
     def signal_all(self, sig: int) -> None:
         for pid in self.family():
@@ -91,6 +83,38 @@ class Server:
         """SIGTERM, and its exit code (15 s at most)."""
         self.proc.terminate()
         return await asyncio.to_thread(self.proc.wait, 15)
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes `pid` started, and theirs, as they are now."""
+    found, i = [pid], 0
+    while i < len(found):
+        for task in Path(f"/proc/{found[i]}/task").glob("*"):
+            with contextlib.suppress(OSError):  # ended meanwhile
+                found += [int(p) for p in (task / "children").read_text().split()]
+        i += 1
+    return found[1:]
+
+
+def alive(pid: int) -> bool:
+    """Whether any thread of `pid` still runs. A process whose main thread has
+    ended shows as a zombie while its other threads still hold its sockets (Envoy
+    has one a worker), and one nobody has reaped yet is a zombie too: neither
+    holds anything once every thread is a zombie or gone."""
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            if (task / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                return True
+    return False
+
+
+async def all_gone(pids: Sequence[int], seconds: float = 10) -> list[int]:
+    """Wait for every one of `pids` to end (`seconds` at most); those that did not."""
+    for _ in range(int(seconds / 0.05)):  # nothing to wait on: they are not our children
+        if not any(alive(pid) for pid in pids):
+            break
+        await asyncio.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
 
 
 async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = (),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -26,7 +25,7 @@ from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
 from tests.conftest import send_request
 from tests.grpc_errors import decode
-from tests.processes import Server, reap, start_server
+from tests.processes import Server, alive, all_gone, descendants, reap, start_server
 
 pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
 V1 = (("a2a-version", "1.0"),)
@@ -202,29 +201,16 @@ async def test_sigterm_lets_calls_in_progress_finish(tmp_path: Any) -> None:
         reap(again.proc)
 
 
-def running(pid: int) -> bool:
-    """Whether `pid` still runs (an exited child nobody has reaped is a zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def test_envoy_stops_when_serve_is_killed() -> None:
     """SIGKILL leaves `serve` no time to stop the Envoy it started: Envoy
     stops itself once its parent is gone (it gets SIGTERM then, and ends its
     app's lifespan), and no Envoy is left serving on the port."""
     server = await start_server("serve", "--store", "memory", "--grpc-carrier", "pyvoy")
     try:
-        envoy = [pid for pid in server.family() if pid != server.proc.pid]
-        assert envoy and all(running(pid) for pid in envoy)
+        envoy = descendants(server.proc.pid)
+        assert envoy and all(alive(pid) for pid in envoy)
         server.proc.kill()
-        for _ in range(200):  # 10 s at most
-            if not any(running(pid) for pid in envoy):
-                break
-            await asyncio.sleep(0.05)
-        assert not any(running(pid) for pid in envoy)
+        assert not await all_gone(envoy)  # every thread: they hold its sockets
         for port in (server.http_port, server.grpc_port):
             with pytest.raises(OSError):
                 socket.create_connection(("127.0.0.1", port), timeout=2).close()

@@ -9,7 +9,6 @@ follow-up went to a worker other than the one running the task."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
 import signal
@@ -34,7 +33,7 @@ from tests.integration.test_replicas import (
     subscribe,
     what,
 )
-from tests.processes import Server, reap, start_server
+from tests.processes import Server, all_gone, descendants, reap, start_server
 from tests.redis_bus import bus_url, drop_prefix, redis_prefix
 from tests.stores import durable_store_url
 from tests.webhook import start_webhook
@@ -250,7 +249,7 @@ async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
 
     sending = [asyncio.ensure_future(keep_sending(c)) for c in clients]
     await asyncio.wait_for(enough.wait(), 60)
-    doomed = _descendants(clients[0].pid)  # on pyvoy its Envoy, which dies with it
+    doomed = descendants(clients[0].pid)  # on pyvoy its Envoy, which dies with it
     os.kill(clients[0].pid, signal.SIGKILL)
     await asyncio.wait_for(asyncio.gather(*sending), 60)
     # Read once the supervisor has seen it exit: until then its listening socket
@@ -262,7 +261,7 @@ async def test_a_worker_killed_while_it_commits_loses_no_acknowledged_send(
         await asyncio.sleep(0.05)
     else:
         raise AssertionError("the supervisor did not see worker 2 exit:\n" + server.log())
-    await _all_gone(doomed)  # and every listening socket of it closed
+    assert not await all_gone(doomed)  # and every listening socket of it closed
     async with aiohttp.ClientSession() as http:
         for task_id in acknowledged.values():
             got = await state_of(http, server, task_id)
@@ -319,39 +318,10 @@ async def test_workers_stop_when_their_supervisor_is_killed(
                                *flags)
         pids = [(await pinned(server, n)).pid for n in (1, 2, 3)]
         server.proc.kill()
-        await _all_gone(pids)
+        assert not await all_gone(pids), "workers outlived their supervisor"
     finally:
         if prefix:
             await drop_prefix(prefix)
-
-
-async def _all_gone(pids: list[int]) -> None:
-    for pid in pids:
-        for _ in range(200):
-            if not _alive(pid):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError(f"worker pid {pid} outlived its supervisor")
-
-
-def _descendants(pid: int) -> list[int]:
-    found, i = [pid], 0
-    while i < len(found):
-        for task in Path(f"/proc/{found[i]}/task").glob("*"):
-            with contextlib.suppress(OSError):
-                found += [int(p) for p in (task / "children").read_text().split()]
-        i += 1
-    return found[1:]
-
-
-def _alive(pid: int) -> bool:
-    """Running (not gone, nor a zombie waiting for whoever adopted it)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return False
-    return "\nState:\tZ" not in status
 
 
 async def test_the_memory_store_is_refused() -> None:

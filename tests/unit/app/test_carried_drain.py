@@ -10,12 +10,12 @@ import asyncio
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
 from a2a_grpc.app import hangup
 from a2a_grpc.app.carried_drain import FOLDER, Asker, listen
+from tests.processes import all_gone
 
 
 async def test_reloads_then_the_drain_then_done(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,17 +108,4 @@ async def test_the_app_dies_with_serve_whatever_its_loop_is_doing() -> None:
     pid = int(await asyncio.wait_for(proc.stdout.readline(), 30))
     proc.stdin.close()  # the parent ends
     await asyncio.wait_for(proc.wait(), 10)
-    for _ in range(200):  # 10 s at most
-        if not _running(pid):
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the child outlived its parent")
-
-
-def _running(pid: int) -> bool:
-    """Not gone, nor a zombie whose exit nobody has read yet."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    assert not await all_gone([pid]), "the child outlived its parent"
