@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -81,11 +81,10 @@ class CarriedApp:
 
     async def _made(self) -> A2AApp:
         name, hosted = self.settings.agent.agent, self.settings.agent.hosted
-        loaded: AgentExecutor | Awaitable[AgentExecutor] = (
-            load_agent(name) if name else DemoAgent())
         if hosted:  # `--host-agent NAME=...`: several agents, each under /NAME
             agent: AgentExecutor = Hosted(await load_hosted(hosted))
         else:
+            loaded = load_agent(name) if name else DemoAgent()
             agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
         app = A2AApp(agent, self.settings, grpc="carried",
                      public_url=self.settings.network.public_url)

@@ -210,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         net = settings.network
         if args.command == "serve" and net.workers < 1:
             raise ValueError("--workers must be 1 or more")
+        if args.command == "serve" and settings.agent.hosted and settings.agent.agent:
+            raise ValueError("--agent and --host-agent: name every agent with "
+                             "--host-agent NAME=MODULE:ATTR")
         if process.worker() is not None:
             process.stop_with_parent()
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
@@ -217,9 +220,6 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve" and net.grpc_carrier == "pyvoy":
             return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
         if args.command == "serve" and settings.agent.hosted:
-            if settings.agent.agent:
-                raise ValueError("--agent and --host-agent: name every agent with "
-                                 "--host-agent NAME=MODULE:ATTR")
             run_loop(_serve_hosted(load_hosted(settings.agent.hosted), settings), net.loop)
         elif args.command == "serve":
             name = settings.agent.agent

@@ -81,6 +81,21 @@ def test_port_in_use_says_what_to_do(flags: tuple[str, ...], tmp_path: Path) -> 
     assert "check --store" not in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("flags", [(), ("--grpc-carrier", "pyvoy"),
+                                   ("--workers", "2", "--store", "sqlite:///STORE")])
+def test_agent_beside_host_agent_is_refused(flags: tuple[str, ...], tmp_path: Path) -> None:
+    """Which agent would /.well-known/agent-card.json be? Refused before anything
+    starts, on every carrier and under --workers, saying what to write instead."""
+    done = subprocess.run(
+        [sys.executable, "-m", "a2a_grpc", "serve", "--grpc-port", "0", "--http-port", "0",
+         "--agent", "examples.word_count:WordCount",
+         "--host-agent", "words=examples.word_count:WordCount",
+         *(f.replace("STORE", str(tmp_path / "tasks.db")) for f in flags)],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "name every agent with --host-agent NAME=MODULE:ATTR" in done.stderr, done.stderr
+
+
 async def test_the_readme_example_agent_serves() -> None:
     s = await start_server("serve", "--agent", "examples.word_count:WordCount")
     proc, port = s.proc, s.grpc_port
