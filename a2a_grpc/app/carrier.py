@@ -23,7 +23,8 @@ from urllib.parse import quote
 from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import FOLDER, Asker
 from a2a_grpc.app.carried_tls import EnvoyTls
-from a2a_grpc.app.options import drain_notice
+from a2a_grpc.app.http import http_interfaces
+from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.app.workers import reserve
@@ -146,6 +147,9 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
     log.info("%s: gRPC on %s, HTTP on %s (carried by pyvoy: every binding on both)",
              "listening" if worker is None else f"worker {worker} ready",
              host_port(net.host, ports[1]), host_port(net.host, ports[0]))
+    if not settings.observability.no_inspector:
+        page = http_interfaces(http_options(net), ports[0])[1].url + "/inspector"
+        log.info("the inspector: open %s in a browser", page)
     process.notify("READY=1")
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -162,11 +162,14 @@ class A2AApp:
         self.served, self._stack, self._cards = served, stack, every
         if isinstance(served.grpc, CarriedGrpc):
             self._carried = served.grpc.app
-        log.info("A2A agent %r served as an ASGI app%s%s", served.card.name,
+        what = (f"A2A agents {', '.join(hosted)}, each under /NAME," if hosted
+                else f"A2A agent {served.card.name!r}")
+        log.info("%s served as an ASGI app%s%s; tasks in %s", what,
                  f" at {self.public_url}" if self.public_url else "",
                  "" if not served.grpc else f"; gRPC on port {served.grpc.port}"
                  if not self._carried else "; gRPC on the same port"
-                 + (f" and on port {self.grpc_port}" if self.grpc_port else ""))
+                 + (f" and on port {self.grpc_port}" if self.grpc_port else ""),
+                 self.settings.store.shown)
 
     async def stop(self) -> None:
         """Refuse new calls, end open streams for their clients to resume, give

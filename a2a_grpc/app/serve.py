@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 
@@ -97,12 +96,12 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
             log.info("A2A agents %s, each under /NAME (its card at /NAME/.well-known/"
                      "agent-card.json), gRPC by the tenant NAME; listed at %s%s; tasks in %s; "
                      "Ctrl-C stops it", ", ".join(hosted), interfaces[2].url, CATALOG_PATH,
-                     _redacted(stored.url))
+                     stored.shown)
         else:
             log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
                      "tasks in %s; Ctrl-C stops it", card.name,
                      ", ".join(f"{i.binding} {i.url}" for i in interfaces),
-                     _redacted(stored.url))
+                     stored.shown)
         if observe.inspector:
             log.info("the inspector: open %s/inspector in a browser", interfaces[2].url)
         if net.grpc_public_address is None and net.host.strip() in ("0.0.0.0", "::", ""):
@@ -175,10 +174,3 @@ def start_tracing() -> Callable[[], None]:
         tracing.install(configured)
         return lambda: tracing.install(None)
     return lambda: None
-
-
-def _redacted(url: str) -> str:
-    """A store URL fit for a log line (no password)."""
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
-
-

@@ -15,6 +15,7 @@ reads it from the three places.
 
 from __future__ import annotations
 
+import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -148,6 +149,11 @@ class Store:
         BACKLOG_EVENTS, "events a stream's reader may fall behind before the stream is ended "
         f"with a retryable error (default {BACKLOG_EVENTS}; and at most "
         f"{BACKLOG_BYTES >> 20} MiB)", metavar="EVENTS")
+
+    @property
+    def shown(self) -> str:
+        """The store's URL fit for a log line (no password)."""
+        return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.url)
 
 
 @dataclass(frozen=True)

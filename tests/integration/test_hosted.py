@@ -75,6 +75,14 @@ async def test_each_card_names_its_own_urls_and_the_catalog_lists_both(
                         ("HTTP+JSON", f"{base}/{name}", "")}
 
 
+async def test_the_log_says_what_is_served_and_where(hosting: Server,
+                                                    tmp_path: Path) -> None:
+    """On each carrier: every agent named, the store, the inspector's page."""
+    await hosting.logged(f"the inspector: open {hosting.url}/inspector in a browser")
+    await hosting.logged("A2A agents echo, words, each under /NAME")
+    await hosting.logged(f"tasks in sqlite:///{tmp_path / 'tasks.db'}")
+
+
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
 async def test_our_client_reaches_each_agent_and_only_its_own_tasks(
         hosting: Server, binding: str) -> None:

@@ -8,6 +8,7 @@ says what to do when its lifespan was never run."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -176,11 +177,14 @@ async def test_not_started_says_what_to_do_and_the_lifespan_starts_it() -> None:
         assert resp.status_code == 503  # stopped
 
 
-async def test_several_agents_each_under_its_name_with_the_catalog() -> None:
+async def test_several_agents_each_under_its_name_with_the_catalog(
+        caplog: pytest.LogCaptureFixture) -> None:
     """A2AApp({name: agent}): each agent's card and calls under /NAME, a task
-    of one not found through the other, the catalog listing both."""
+    of one not found through the other, the catalog listing both; the start's
+    log line names them all."""
     from examples.word_count import WordCount
 
+    caplog.set_level(logging.INFO, logger="a2a_grpc")
     a2a = A2AApp({"echo": DemoAgent(), "words": WordCount()},
                  ServeSettings(store=Store(url="memory")), grpc=False,
                  public_url="http://testserver/a2a")
@@ -203,6 +207,9 @@ async def test_several_agents_each_under_its_name_with_the_catalog() -> None:
             f"http://testserver/a2a/{name}/.well-known/agent-card.json"
             for name in ("echo", "words")]
         assert (await http.get("/.well-known/agent-card.json")).status_code == 404
+    started = [r.getMessage() for r in caplog.records if "as an ASGI app" in r.getMessage()]
+    assert started == ["A2A agents echo, words, each under /NAME, served as an ASGI app at "
+                       "http://testserver/a2a; tasks in memory"]
 
 
 def test_a_name_that_is_no_path_segment_is_refused() -> None:

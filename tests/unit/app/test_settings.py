@@ -96,3 +96,9 @@ def test_help_groups_the_flags() -> None:
         assert any(s.startswith(name) for s in sections), (name, sections)
     assert text.index("--grpc-port") < text.index("--store") < text.index("--api-keys") \
         < text.index("--allow-push-to") < text.index("--metrics-port") < text.index("--rate-limit")
+
+
+def test_a_store_url_is_shown_without_its_password() -> None:
+    shown = settings("--store", "postgresql://app:s3cret@db:5432/a2a").store.shown
+    assert shown == "postgresql://app:***@db:5432/a2a"
+    assert settings("--store", "sqlite:///tasks.db").store.shown == "sqlite:///tasks.db"
