@@ -39,8 +39,17 @@ async def fetch_card_json(session: aiohttp.ClientSession, url: str,
 
 
 async def fetch_card(session: aiohttp.ClientSession, url: str) -> pb.AgentCard:
-    """The agent card at URL (a base URL, or the card's own URL), validated."""
-    data = await fetch_card_json(session, url)
+    """The agent card at URL (a base URL, or the card's own URL), validated.
+    A server hosting several agents has no card of its own: the error then
+    names the agents its catalog lists, to pick one."""
+    try:
+        data = await fetch_card_json(session, url)
+    except BadResponseError:
+        if url.endswith(".json") or not (names := await hosted_names(session, url)):
+            raise
+        raise NoUsableInterfaceError(
+            f"{url} hosts several agents ({', '.join(names)}): name one with --agent NAME "
+            f"(ClientOptions(agent=NAME)), or call {url.rstrip('/')}/NAME") from None
     address = card_url(url)
     try:
         if isinstance(data, dict) and "supportedInterfaces" not in data and "url" in data:
@@ -91,6 +100,17 @@ async def card_in_catalog(session: aiohttp.ClientSession, url: str, agent: str) 
             return str(entry["url"])
     names = ", ".join(str(e.get("identifier", "?")) for e in entries) or "none"
     raise NoUsableInterfaceError(f"no agent {agent!r} in the catalog at {url} (it lists {names})")
+
+
+async def hosted_names(session: aiohttp.ClientSession, url: str) -> list[str]:
+    """The names of the agents the catalog at the server URL lists (what
+    `card_in_catalog` takes), or none where there is no catalog to read."""
+    try:
+        entries = await fetch_catalog(session, url)
+    except (BadResponseError, AgentUnreachableError):
+        return []
+    return [str(e.get("identifier", "")).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
+            for e in entries if e.get("identifier")]
 
 
 def choose_interface(card: pb.AgentCard, bindings: Sequence[str],

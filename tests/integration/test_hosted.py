@@ -211,6 +211,14 @@ def test_the_cli_reaches_an_agent_through_the_catalog(hosting: Server) -> None:
     assert "2 words" in done.stdout
 
 
+def test_the_cli_without_a_name_is_told_the_agents(hosting: Server) -> None:
+    done = subprocess.run([sys.executable, "-m", "a2a_grpc", "send", hosting.url, "hi"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 4, done.stderr  # an A2A error's, as for an unknown --agent
+    assert (f"{hosting.url} hosts several agents (echo, words): name one with --agent NAME "
+            f"(ClientOptions(agent=NAME)), or call {hosting.url}/NAME") in done.stderr
+
+
 def test_bad_names_are_refused_at_start() -> None:
     for spec in ("v1=demo", "a b=demo", "nameonly"):
         done = subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--host-agent", spec,
