@@ -37,14 +37,29 @@ APP = "a2a_grpc.app.carried_app:app"
 STOPPING = 5.0  # seconds for what is left once the app has drained
 
 
+async def close_connections(admin: str | None) -> None:
+    """Every answer from now on closes its connection (HTTP/1.1's `Connection:
+    close`, HTTP/2's GOAWAY), as a draining `serve` on aiohttp does, so that
+    clients open their next one, through their balancer, elsewhere. Envoy drops
+    the app's own `Connection: close`; failing its health checks is what drains
+    its connections (Envoy's "Draining"). `admin`: Envoy's admin address, which
+    pyvoy keeps (None: nothing to ask)."""
+    await _ask_envoy(admin, "/healthcheck/fail")
+
+
 async def stop_listening(admin: str | None) -> None:
-    """Envoy stops listening, and closes each connection once its call ends.
-    `admin`: Envoy's admin address, which pyvoy keeps (None: nothing to ask)."""
+    """Envoy takes no new connection (its listeners stop: all of them, as
+    pyvoy's name no direction for `inboundonly` to pick); the open ones are
+    answered, refused, each then closed."""
+    await _ask_envoy(admin, "/drain_listeners")
+
+
+async def _ask_envoy(admin: str | None, path: str) -> None:
     if admin:
         try:
-            await asyncio.to_thread(_admin, admin, "POST", "/drain_listeners?inboundonly")
+            await asyncio.to_thread(_admin, admin, "POST", path)
         except OSError as exc:  # Envoy gone
-            log.warning("could not drain Envoy (%s)", exc)
+            log.warning("could not drain Envoy (%s %s)", path, exc)
 
 
 async def until_idle(admin: str | None, within: float) -> None:
@@ -165,8 +180,9 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
         notice = drain_notice(net, bool(settings.store.bus))
         admin = getattr(server, "_admin_address", None)  # where pyvoy keeps Envoy's admin
         asked = asyncio.ensure_future(asker.drain(notice + net.grace + STOPPING))
-        # Calls are refused from the notice's end: Envoy closes each connection
-        # after its answer then, so that clients open their next one elsewhere.
+        await close_connections(admin)
+        # Calls are refused from the notice's end, as on aiohttp: new
+        # connections then go to the other workers, or are refused.
         await asyncio.wait((asked,), timeout=notice)
         await stop_listening(admin)
         await until_idle(admin, STOPPING if await asked else 0)  # asked: as serve's drain

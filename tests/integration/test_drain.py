@@ -21,6 +21,7 @@ import pytest
 from a2a_grpc.client import A2AClient, ClientOptions
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
+from tests.carried import carriers
 from tests.processes import Server, reap, start_server, wait_serving
 
 V10 = {"A2A-Version": "1.0"}
@@ -99,6 +100,74 @@ async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
         assert "drained: 1 stream(s) ended" in log and "1 task(s) still running" in log
     finally:
         reap(server.proc)
+
+
+@pytest.mark.parametrize("carrier", carriers())
+async def test_each_answer_of_a_draining_server_closes_its_connection(carrier: str) -> None:
+    """Keep-alive connections opened before SIGTERM, as a client's pool keeps
+    them: once the server drains, the next answer on each says `Connection:
+    close`, on the notice's calls and on the refusals after it (no new
+    connection is taken then), so that the client's next call opens a
+    connection its balancer sends to another replica."""
+    server = await start_server("serve", "--store", "memory", "--drain-notice", "1",
+                                "--grace", "5", "--grpc-carrier", carrier)
+    kept = [await asyncio.open_connection("127.0.0.1", server.http_port) for _ in "ab"]
+    try:
+        for reader, writer in kept:
+            assert (await _ask(reader, writer))[1].get("connection") is None
+        async with aiohttp.ClientSession() as streaming:  # keeps it draining past the notice
+            stream = await streaming.post(server.url + "/", headers=V10,
+                                          json=rpc("SendStreamingMessage", send_params("slow 8")))
+            await _next_data(stream)
+            server.proc.send_signal(signal.SIGTERM)
+            await _closes_then_refuses(server, *kept)
+    finally:
+        for _, writer in kept:
+            writer.close()
+        reap(server.proc)
+
+
+Connection = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def _closes_then_refuses(server: Server, during: Connection, after: Connection) -> None:
+    for _ in range(200):  # until the server has heard the signal
+        status, headers = await _ask(*during)
+        if headers.get("connection") == "close":
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("no answer closed its connection while draining")
+    assert status == 503  # /readyz
+    for _ in range(200):  # until the notice is over: new connections are refused
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
+        except ConnectionRefusedError:
+            break
+        writer.close()
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("still taking connections after the notice:\n" + server.log())
+    body = json.dumps(rpc("SendMessage", send_params("hello"))).encode()
+    try:
+        status, headers = await _ask(*after, b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: "
+                                     + str(len(body)).encode() + b"\r\n\r\n" + body)
+    except (asyncio.IncompleteReadError, ConnectionResetError):
+        return  # closed while idle (aiohttp does, as it stops listening): as good
+    assert (status, headers.get("connection"), headers.get("retry-after")) == (503, "close", "1")
+
+
+async def _ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+               request: bytes = b"GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n",
+               ) -> tuple[int, dict[str, str]]:
+    """One HTTP/1.1 exchange on a connection we keep: the status and headers."""
+    writer.write(request)
+    head = (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)).decode("latin-1")
+    status_line, *lines = head.strip().split("\r\n")
+    headers = {k.strip().lower(): v.strip().lower()
+               for k, _, v in (line.partition(":") for line in lines)}
+    await reader.readexactly(int(headers.get("content-length", "0")))
+    return int(status_line.split()[1]), headers
 
 
 async def _next_data(resp: aiohttp.ClientResponse) -> dict[str, str]:
