@@ -229,6 +229,12 @@ class TaskEvents:
         already final or interrupted it does nothing."""
         await self._sink.hand_off()
 
+    async def emit(self, event: StreamResponse) -> None:
+        """Send an event built whole (an adapter's: a2a_grpc.adapters); its
+        task and context ids must be this task's. The methods below build
+        them for you."""
+        await self._sink.emit(event)
+
     def agent_message(self, content: Content, *, metadata: Struct | None = None) -> Message:
         """A ROLE_AGENT message for this task, with a fresh messageId."""
         msg = Message()

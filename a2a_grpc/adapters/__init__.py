@@ -1,4 +1,6 @@
-"""Agents written with a framework, served as A2A agents: LangGraph graphs
+"""Agents written for something else, served as A2A agents: executors of the
+official A2A SDK (a2a-sdk 1.x or 0.3, and so every framework that serves
+through it: ADK's A2aAgentExecutor, Strands, ...), LangGraph graphs
 (`[langgraph]`), Pydantic AI agents (`[pydantic-ai]`) and Google ADK agents
 (`[adk]`). `wrap` recognises such an object (what `serve --agent` is given)
 without importing any framework; each adapter imports its own."""
@@ -10,7 +12,9 @@ from typing import Any
 from a2a_grpc.agent import AgentExecutor
 
 # (the framework, the module its classes come from, the adapter's module and class)
+# The SDK first: a framework's executor (ADK's, Strands') is an SDK executor.
 FRAMEWORKS = (
+    ("the official A2A SDK", "a2a.server.", "a2a_grpc.adapters.sdk", "SdkAgent"),
     ("LangGraph", "langgraph.", "a2a_grpc.adapters.langgraph", "LangGraphAgent"),
     ("Pydantic AI", "pydantic_ai.", "a2a_grpc.adapters.pydantic_ai", "PydanticAIAgent"),
     ("Google ADK", "google.adk.", "a2a_grpc.adapters.adk", "AdkAgent"),
@@ -36,3 +40,15 @@ def wrap(obj: Any) -> AgentExecutor | None:
     _, module, cls = found
     adapter: AgentExecutor = getattr(importlib.import_module(module), cls)(obj)
     return adapter
+
+
+def adopt(obj: Any) -> AgentExecutor:
+    """`obj` as the server takes an agent: ours as it is, an SDK executor or a
+    framework's agent in its adapter; TypeError for anything else."""
+    if isinstance(obj, AgentExecutor):
+        return obj
+    agent = wrap(obj)
+    if agent is None:
+        raise TypeError(f"{type(obj).__name__} is not an a2a_grpc.AgentExecutor, an a2a-sdk "
+                        "AgentExecutor, a LangGraph graph, a Pydantic AI or an ADK agent")
+    return agent

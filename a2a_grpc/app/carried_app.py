@@ -21,7 +21,7 @@ from a2a_grpc.app.carried_drain import follow, listen
 from a2a_grpc.app.carrier import CARRIED_ARGV
 from a2a_grpc.app.hangup import reload_all
 from a2a_grpc.app.http import start_operations
-from a2a_grpc.app.loading import load_agent, load_hosted
+from a2a_grpc.app.loading import load_agent, load_hosted, with_card
 from a2a_grpc.app.mounted import A2AApp, lifespan
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.serve import drain
@@ -85,7 +85,8 @@ class CarriedApp:
             agent: AgentExecutor = Hosted(await load_hosted(hosted))
         else:
             loaded = load_agent(name) if name else DemoAgent()
-            agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
+            agent = with_card(loaded if isinstance(loaded, AgentExecutor) else await loaded,
+                              self.settings.agent.card)
         app = A2AApp(agent, self.settings, grpc="carried",
                      public_url=self.settings.network.public_url)
         if os.environ.get(process.WORKER_PID):  # `serve`'s Envoy: gRPC on --grpc-port too

@@ -17,7 +17,7 @@ from typing import Any
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
 from a2a_grpc.app.carrier import carry
-from a2a_grpc.app.loading import load_agent, load_hosted
+from a2a_grpc.app.loading import load_agent, load_card, load_hosted, with_card
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
@@ -170,7 +170,7 @@ async def _serve_loaded(loaded: AgentExecutor | Awaitable[AgentExecutor],
                         settings: ServeSettings) -> None:
     """`serve`, once an agent made by an async factory is made (in the loop)."""
     agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
-    await serve(agent, settings)
+    await serve(with_card(agent, settings.agent.card), settings)
 
 
 async def _serve_hosted(loaded: Awaitable[dict[str, AgentExecutor]],
@@ -213,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "serve" and settings.agent.hosted and settings.agent.agent:
             raise ValueError("--agent and --host-agent: name every agent with "
                              "--host-agent NAME=MODULE:ATTR")
+        if args.command == "serve" and settings.agent.hosted and settings.agent.card:
+            raise ValueError("--card is the card of the one agent --agent serves; hosted "
+                             "agents bring their own")
+        if args.command == "serve" and settings.agent.card:
+            load_card(settings.agent.card)  # a bad card is said before anything starts
         if process.worker() is not None:
             process.stop_with_parent()
         if args.command == "serve" and net.workers > 1 and process.worker() is None:

@@ -9,10 +9,13 @@ import os
 import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from a2a_grpc.adapters import wrap
 from a2a_grpc.agent import AgentExecutor
+from a2a_grpc.cards.written import card_of, read_card
+from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 
 def from_working_directory() -> None:
@@ -63,6 +66,38 @@ def load_hosted(specs: Sequence[str]) -> Awaitable[dict[str, AgentExecutor]]:
     return made()
 
 
+def with_card(agent: AgentExecutor, spec: str | None) -> AgentExecutor:
+    """`--card FILE|MODULE:ATTR`: serve `agent` with that card (its interfaces
+    left to the server)."""
+    if spec:
+        agent.card = load_card(spec)  # type: ignore[attr-defined]  # what card_for reads
+    return agent
+
+
+def load_card(spec: str) -> AgentCard:
+    """A card file (1.0 or 0.3 JSON), or MODULE:ATTR naming an AgentCard of ours
+    or of the official SDK (either generation), or a function returning one."""
+    path = Path(spec)
+    if path.suffix == ".json" or path.exists() or ":" not in spec:
+        return read_card(path)
+    module_name, _, attr = spec.partition(":")
+    from_working_directory()
+    try:
+        card = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load the agent card {spec!r}: {exc}") from exc
+    if callable(card) and not hasattr(card, "SerializeToString") and not hasattr(
+            card, "model_dump"):
+        card = card()
+    if isinstance(card, AgentCard):
+        return card
+    if hasattr(card, "SerializeToString"):  # a2a-sdk 1.x: lf.a2a.v1, the same bytes
+        return AgentCard.FromString(card.SerializeToString())
+    if hasattr(card, "model_dump"):  # a2a-sdk 0.3: pydantic, 0.3's JSON
+        return card_of(card.model_dump(mode="json", by_alias=True, exclude_none=True))
+    raise ValueError(f"{spec!r} is not an agent card (got {type(card).__name__})")
+
+
 def load_agent(spec: str) -> AgentExecutor | Awaitable[AgentExecutor]:
     """`module:attr` -> an AgentExecutor (an instance, or a class/factory to call),
     or a framework's agent (a compiled LangGraph graph, a Pydantic AI or an ADK
@@ -102,6 +137,7 @@ def _agent_of(obj: Any, spec: str) -> AgentExecutor:
             raise ValueError(f"cannot create agent {spec!r}: {exc}") from exc
         agent = wrap(agent) or agent
     if not isinstance(agent, AgentExecutor):
-        raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor, a LangGraph graph, a "
-                         f"Pydantic AI or an ADK agent (got {type(agent).__name__})")
+        raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor, an a2a-sdk "
+                         f"AgentExecutor, a LangGraph graph, a Pydantic AI or an ADK agent "
+                         f"(got {type(agent).__name__})")
     return agent

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from a2a_grpc.adapters import adopt
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app.assembly import Assembly, assemble
 from a2a_grpc.app.loading import NAMES_ARE, bad_name
@@ -74,8 +75,8 @@ class A2AApp:
         if isinstance(agent, Mapping):
             if bad := sorted(name for name in agent if bad_name(name)):
                 raise ValueError(f"A2AApp: agents named {bad}: a name must be {NAMES_ARE}")
-            agent = Hosted(agent)
-        self.agent = agent
+            agent = Hosted({name: adopt(each) for name, each in agent.items()})
+        self.agent = adopt(agent)  # an a2a-sdk executor or a framework's agent too
         self.settings = settings or from_environment()
         self.public_url = public_url.rstrip("/") if public_url else None
         self.grpc = grpc

@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack
 
 from opentelemetry import trace
 
+from a2a_grpc.adapters import adopt
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
 from a2a_grpc.app.admission import Admission
@@ -51,7 +52,9 @@ log = logging.getLogger("a2a_grpc")
 async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     """Serve `agent` over gRPC and HTTP, as `settings` say, until SIGINT/SIGTERM.
     Spans are exported as the OTEL_* variables say (observe.tracing), or made
-    with the tracer provider the embedding program set in OpenTelemetry's API."""
+    with the tracer provider the embedding program set in OpenTelemetry's API.
+    `agent` may also be an a2a-sdk executor or a framework's agent (adapters)."""
+    agent = adopt(agent)
     net, stored = settings.network, settings.store
     http = http_options(net, settings.agent.card_format)
     worker = process.worker()

@@ -59,6 +59,11 @@ class AgentSettings:
     agent: str | None = setting(
         None, "your AgentExecutor (instance, class or factory) instead of the demo",
         metavar="MODULE:ATTR")
+    card: str | None = setting(
+        None, "the agent card to serve: a JSON file (A2A 1.0's shape, or 0.3's as the "
+        "a2a-sdk samples write it) or MODULE:ATTR naming an AgentCard (the SDK's or ours); "
+        "its name, skills, capabilities and security as given, the interfaces the server's "
+        "own (default: the agent's own card)", metavar="FILE|MODULE:ATTR")
     hosted: tuple[str, ...] = setting(
         (), "host several agents on this server, each NAME=MODULE:ATTR (repeatable; "
         "MODULE:ATTR as --agent takes it, or demo): each its card at "

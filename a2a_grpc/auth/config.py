@@ -83,11 +83,16 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
     """Declare the configured schemes on `card` (in place) and return their verifiers."""
     verifiers: dict[str, Verifier] = {}
     if options.api_keys is not None:
-        scheme = card.security_schemes["apiKey"].api_key_security_scheme
-        scheme.location, scheme.name = options.api_key_in, options.api_key_name
-        scheme.description = "an API key issued by the agent's operator"
-        verifiers["apiKey"] = ApiKeyVerifier("apiKey", options.api_key_in, options.api_key_name,
-                                             read_api_keys(options.api_keys))
+        # A card that brings its own API key scheme (`serve --card`) keeps it: its
+        # name, where the key travels and what it is called.
+        name = next((n for n, s in card.security_schemes.items()
+                     if s.WhichOneof("scheme") == "api_key_security_scheme"), "apiKey")
+        scheme = card.security_schemes[name].api_key_security_scheme
+        if not scheme.name:
+            scheme.location, scheme.name = options.api_key_in, options.api_key_name
+            scheme.description = "an API key issued by the agent's operator"
+        verifiers[name] = ApiKeyVerifier(name, scheme.location, scheme.name,
+                                         read_api_keys(options.api_keys))
     if options.basic_users is not None:
         http = card.security_schemes["basic"].http_auth_security_scheme
         http.scheme, http.description = "Basic", "a user name and password"
@@ -115,7 +120,8 @@ def configure(card: AgentCard, options: AuthOptions) -> dict[str, Verifier]:
         card.security_schemes["mtls"].mtls_security_scheme.description = (
             "a client certificate signed by the agent's client CA")
         verifiers["mtls"] = MtlsVerifier("mtls")
-    for name in verifiers:
+    required = {n for r in card.security_requirements for n in r.schemes}
+    for name in [n for n in verifiers if n not in required]:
         card.security_requirements.add().schemes[name].list.extend(
             options.scopes if name in ("bearer", "oauth2", "oidc") else ())
     for name, target in options.authenticators.items():

@@ -57,21 +57,26 @@ class SignedPush:
 
 def card_for(agent: AgentExecutor) -> AgentCard:
     """The agent's own card (its `card` attribute), or a minimal one; no interfaces."""
-    card = AgentCard()
     own = getattr(agent, "card", None)
     if isinstance(own, AgentCard):
+        card = AgentCard()
         card.CopyFrom(own)
     else:
-        doc = (type(agent).__doc__ or "").strip().splitlines()
-        card.name = type(agent).__name__
-        card.description = doc[0] if doc else f"{type(agent).__name__} agent"
-        card.version = "0.0.0"
-        card.capabilities.streaming = True
-        card.default_input_modes.append("text/plain")
-        card.default_output_modes.append("text/plain")
+        card = minimal_card(agent)
     del card.supported_interfaces[:]
     if agent.offers_extended_card:
         card.capabilities.extended_agent_card = True
+    return card
+
+
+def minimal_card(agent: object) -> AgentCard:
+    """A card for an agent that brings none: named after its class, described
+    by its docstring's first line, text in and out, streaming."""
+    doc = (type(agent).__doc__ or "").strip().splitlines()
+    card = AgentCard(name=type(agent).__name__, version="0.0.0",
+                     description=doc[0] if doc else f"{type(agent).__name__} agent",
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"])
+    card.capabilities.streaming = True
     return card
 
 

@@ -8,6 +8,7 @@ is missing fails with one line saying what to install, never a traceback.
     pip install 'a2a-grpc[langgraph]'  # serving a LangGraph graph (a2a_grpc.adapters)
     pip install 'a2a-grpc[pydantic-ai]'  # serving a Pydantic AI agent
     pip install 'a2a-grpc[adk]'        # serving a Google ADK agent
+    pip install 'a2a-grpc[sdk]'        # serving an a2a-sdk AgentExecutor (it has it already)
     pip install 'a2a-grpc[all]'
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 EXTRAS = {"postgres": ("asyncpg",), "redis": ("redis",), "otel": ("opentelemetry",),
           "auth": ("jwt", "cryptography"), "langgraph": ("langgraph", "langchain_core"),
           "pydantic-ai": ("pydantic_ai", "pydantic"), "adk": ("google",),
-          "pyvoy": ("pyvoy", "envoy")}
+          "pyvoy": ("pyvoy", "envoy"), "sdk": ("a2a",)}
 
 
 class MissingExtraError(RuntimeError):

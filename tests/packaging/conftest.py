@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.interop.envs import SDK03_PACKAGES
 from tests.packaging.installed import checkout, make_venv, run
+
+# The official SDK's 1.x line beside our wheel (its 0.3 line: SDK03_PACKAGES).
+SDK = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +38,17 @@ def installed_pyvoy(installed: tuple[Path, Path],
     """The Python of a fresh virtualenv with the wheel and `[pyvoy]`."""
     wheel, _ = installed
     return make_venv(tmp_path_factory.mktemp("wheel-pyvoy"), f"{wheel}[pyvoy]")
+
+
+@pytest.fixture(scope="session")
+def with_sdk(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python of a fresh virtualenv with the wheel and a2a-sdk 1.x."""
+    wheel, _ = installed
+    return make_venv(tmp_path_factory.mktemp("with-sdk"), str(wheel), *SDK)
+
+
+@pytest.fixture(scope="session")
+def with_sdk03(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Python of a fresh virtualenv with the wheel and a2a-sdk 0.3.x."""
+    wheel, _ = installed
+    return make_venv(tmp_path_factory.mktemp("with-sdk03"), str(wheel), *SDK03_PACKAGES)

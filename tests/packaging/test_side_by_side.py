@@ -15,24 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop.envs import SDK03_PACKAGES
-from tests.packaging.installed import ROOT, make_venv, run
+from tests.packaging.installed import ROOT, run
 
 PEERS = ROOT / "tests" / "interop" / "peers"
-SDK = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
 ORDERS = ("sdk-first", "ours-first")
-
-
-@pytest.fixture(scope="module")
-def with_sdk(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wheel, _ = installed
-    return make_venv(tmp_path_factory.mktemp("with-sdk"), str(wheel), *SDK)
-
-
-@pytest.fixture(scope="module")
-def with_sdk03(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wheel, _ = installed
-    return make_venv(tmp_path_factory.mktemp("with-sdk03"), str(wheel), *SDK03_PACKAGES)
 
 
 def script(name: str, into: Path) -> Path:

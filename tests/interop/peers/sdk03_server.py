@@ -7,10 +7,15 @@ Usage: python sdk03_server.py   (ports chosen by the system; printed as our
 server logs them: "listening: gRPC on HOST:PORT, HTTP on HOST:PORT")
 The agent: text `T` -> working, an artifact `echo: T`, completed; `slow S`
 works S seconds (a status every second) before that; `ask` asks for input.
+A2A_SDK_EXECUTOR=MODULE:ATTR serves that executor (a class, made with no
+arguments) instead.
 """
 
 import asyncio
+import importlib
+import os
 import socket
+import sys
 
 import grpc
 import uvicorn
@@ -68,6 +73,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def executor():
+    spec = os.environ.get("A2A_SDK_EXECUTOR")
+    if not spec:
+        return Echo()
+    module, _, name = spec.partition(":")
+    sys.path.insert(0, os.getcwd())
+    return getattr(importlib.import_module(module), name)()
+
+
 async def main():
     http_port, grpc_port = free_port(), free_port()
     base = f"http://127.0.0.1:{http_port}"
@@ -81,7 +95,7 @@ async def main():
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text"], default_output_modes=["text"],
         skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["demo"])])
-    handler = DefaultRequestHandler(agent_executor=Echo(), task_store=InMemoryTaskStore(),
+    handler = DefaultRequestHandler(agent_executor=executor(), task_store=InMemoryTaskStore(),
                                     push_config_store=InMemoryPushNotificationConfigStore())
     app = FastAPI()
 

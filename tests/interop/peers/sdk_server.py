@@ -12,7 +12,8 @@ A2A_SEED_TASKS=N in the environment the store starts with N completed tasks
 task store: unset, its InMemoryTaskStore; a SQLAlchemy URL
 (`sqlite+aiosqlite:///PATH`, `postgresql+asyncpg://...`), its
 DatabaseTaskStore on that database, as its documentation sets it up
-(A2A_SDK_PG_SCHEMA: the PostgreSQL schema to use).
+(A2A_SDK_PG_SCHEMA: the PostgreSQL schema to use). A2A_SDK_EXECUTOR=MODULE:ATTR
+serves that executor (a class, made with no arguments) instead of the echo.
 """
 
 import asyncio
@@ -88,6 +89,17 @@ def make_card(port, grpc_port):
     return card
 
 
+def executor():
+    spec = os.environ.get("A2A_SDK_EXECUTOR")
+    if not spec:
+        return Echo()
+    import importlib
+
+    module, _, name = spec.partition(":")
+    sys.path.insert(0, os.getcwd())
+    return getattr(importlib.import_module(module), name)()
+
+
 def make_store():
     url = os.environ.get("A2A_SDK_STORE")
     if not url:
@@ -129,7 +141,7 @@ async def main() -> None:
 
         grpc_server = grpc.aio.server()
         grpc_port = grpc_server.add_insecure_port(f"127.0.0.1:{sys.argv[2]}")
-    handler = DefaultRequestHandler(Echo(), store, make_card(port, grpc_port))
+    handler = DefaultRequestHandler(executor(), store, make_card(port, grpc_port))
     if grpc_server is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
         await grpc_server.start()

@@ -1,0 +1,150 @@
+"""Executors written for the official SDK, served unchanged by `serve --agent`
+from the installed wheel: the same executors on the SDK's own server and on
+ours, driven by the SDK's own client over JSON-RPC, HTTP+JSON and gRPC, give
+the same answers (final states, texts, event sequences, 0.3's `final` flags,
+follow-ups, conversations on one context, cancel), except where we follow
+A2A 1.0 and the SDK does not, each checked below as docs/official-sdk-agents.md
+says. Both generations, each in a virtualenv of its own, run from a folder
+that is not the repository."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.packaging.installed import ROOT, serving
+from tests.processes import LISTENING
+
+PEERS = ROOT / "tests" / "interop" / "peers"
+BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
+
+
+def peers(into: Path, *names: str) -> Path:
+    for name in names:
+        shutil.copy(PEERS / name, into / name)
+    return into
+
+
+@asynccontextmanager
+async def sdk_serving(python: Path, cwd: Path, script: str, executor: str,
+                      *args: str) -> AsyncIterator[int]:
+    """The SDK's own server serving `executor`, as its HTTP port."""
+    env = {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+           "A2A_SDK_EXECUTOR": executor}
+    proc = await asyncio.create_subprocess_exec(
+        str(python), script, *args, cwd=cwd, env=env, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        printed: list[str] = []
+        while not (found := LISTENING.search(line := (await asyncio.wait_for(
+                proc.stdout.readline(), 60)).decode())):
+            printed.append(line)
+            assert line, "the SDK's server exited:\n" + "".join(printed)
+        yield int(found.group(2))
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def drive(python: Path, cwd: Path, client: str, port: int, binding: str) -> Any:
+    proc = await asyncio.create_subprocess_exec(
+        str(python), client, f"http://127.0.0.1:{port}", binding, cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, f"{client} {binding}:\n{err.decode()[-3000:]}"
+    return json.loads(out)
+
+
+async def both(python: Path, cwd: Path, agents: str, client: str,
+               sdk_server: tuple[str, ...]) -> dict[str, tuple[Any, Any]]:
+    """{binding: (what the SDK's server gave, what ours gave)}."""
+    seen: dict[str, tuple[Any, Any]] = {}
+    async with (sdk_serving(python, cwd, *sdk_server) as theirs,
+                serving(python, cwd, "--agent", f"{agents}:Samples",
+                        "--store", f"sqlite:///{cwd / 'tasks.db'}") as (_, ours)):
+        for binding in BINDINGS:
+            seen[binding] = (await drive(python, cwd, client, theirs, binding),
+                             await drive(python, cwd, client, ours, binding))
+    return seen
+
+
+def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> set[str]:
+    return {k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k)}
+
+
+async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
+        with_sdk: Path, tmp_path: Path) -> None:
+    cwd = peers(tmp_path, "sdk_agents.py", "sdk_agent_client.py", "sdk_common.py",
+                "sdk_server.py")
+    seen = await both(with_sdk, cwd, "sdk_agents", "sdk_agent_client.py",
+                      ("sdk_server.py", "sdk_agents:Samples", "0", "0"))
+    for binding, (theirs, ours) in seen.items():
+        # Where we follow A2A 1.0 (docs/official-sdk-agents.md): an agent's status
+        # message is in the history at once; an exception fails the task (the
+        # caller gets the FAILED task, where the SDK's server answers an error).
+        assert differences(theirs, ours) <= {"hello", "ask", "boom"}, binding
+        assert ours["hello"] == {**theirs["hello"],
+                                 "history": ["ROLE_USER", "ROLE_AGENT", "ROLE_AGENT"]}
+        assert ours["hello"]["artifacts"] == [["Hello, World! (hello there)"]]
+        assert ours["hello_stream"] == ["task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+                                        "artifact_update", "TASK_STATE_COMPLETED"]
+        assert ours["ask"]["first"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        assert ours["ask"]["then"]["artifacts"] == [["Hello Ada (history 2)"]]
+        assert theirs["ask"]["then"]["artifacts"] == [["Hello Ada (history 1)"]]
+        assert ours["chat"] == ["message", ["turn 1: chat one"], ["turn 2: chat two"], True]
+        assert ours["count_stream"]["chunks"] == [[False, False, ["1"]], [True, False, ["2"]],
+                                                  [True, True, ["3"]]]
+        assert ours["whoami"]["artifacts"] == [[
+            "user=- auth=False tenant=- extensions=- metadata=trace input=whoami"]]
+        assert theirs["boom"] != ours["boom"] == {"state": "TASK_STATE_FAILED",
+                                                   "artifacts": 0}
+        assert ours["refuse"] == {"error": "InvalidParamsError"}
+        assert ours["early"] == {"error": "InvalidAgentResponseError"}
+        assert ours["cancel"]["state"] == ours["cancel"]["stored"] == "TASK_STATE_CANCELED"
+        assert ours["cancel"]["stream"][-1] == "TASK_STATE_CANCELED"
+        assert ours["cancel"]["cancel_again"] == "TaskNotCancelableError"
+
+
+async def test_sdk_03_executors_served_as_the_sdk_serves_them(
+        with_sdk03: Path, tmp_path: Path) -> None:
+    cwd = peers(tmp_path, "sdk03_agents.py", "sdk03_agent_client.py", "sdk03_common.py",
+                "sdk03_server.py")
+    seen = await both(with_sdk03, cwd, "sdk03_agents", "sdk03_agent_client.py",
+                      ("sdk03_server.py", "sdk03_agents:Samples"))
+    for binding, (theirs, ours) in seen.items():
+        # Where we follow A2A 1.0: a stream starts with the Task (0.3's server
+        # streams the executor's first status); the status message is in the
+        # history at once; a canceled stream ends with its final event (0.3's
+        # server leaves it open).
+        assert differences(theirs, ours) <= {"submit_stream", "ask", "cancel"}, binding
+        assert ours["hello"] == {"state": "completed", "status": [],
+                                 "artifacts": [["Hello, World! (hello there)"]]}
+        assert ours["hello_stream"] == [
+            "task", "status-update:working:final=False",
+            "artifact-update:Hello, World! (hello stream)", "status-update:completed:final=True"]
+        assert theirs["submit_stream"][0] == "status-update:submitted:final=False"
+        assert ours["submit_stream"] == ["task", *theirs["submit_stream"][1:]]
+        assert ours["submit"]["artifacts"] == [["submitted first"]]
+        assert ours["ask"]["first"] == {"state": "input-required",
+                                        "status": ["What is your name?"], "artifacts": []}
+        assert ours["ask"]["then"]["artifacts"] == [["Hello Ada (history 4)"]]
+        assert theirs["ask"]["then"]["artifacts"] == [["Hello Ada (history 3)"]]
+        assert ours["chat"] == ["message", ["turn 1: chat one"], ["turn 2: chat two"]]
+        assert ours["count_stream"] == ["task", "artifact-update:1", "artifact-update:2",
+                                        "artifact-update:3", "status-update:completed:final=True"]
+        assert "extensions=https://example.com/ext/echo-context/v1" in (
+            ours["whoami"]["artifacts"][0][0])
+        assert ours["done"] == {"state": "completed", "status": [],
+                                "artifacts": [["all done"]]}
+        assert ours["refuse"] == theirs["refuse"] == {"error": "A2AClientJSONRPCError"} or (
+            binding != "JSONRPC")
+        assert ours["cancel"] == {"state": "canceled", "stored": "canceled", "stream": [
+            "task", "status-update:working:final=False", "status-update:canceled:final=True"]}
+        assert theirs["cancel"]["stream"][:2] == ours["cancel"]["stream"][:2]
