@@ -267,7 +267,18 @@ def _attachments(files: list[Path], data: str | None) -> list[pb.Part]:
     return parts
 
 
+SCHEMES = ("http://", "https://", "grpc://", "grpcs://")
+
+
 def main_for(args: argparse.Namespace) -> int:
-    return asyncio.run(run(args))
+    if not args.url.startswith(SCHEMES):
+        print(f"a2a-grpc: {args.url!r} is not an agent's URL: begin it with http://, "
+              f"https://, grpc:// or grpcs:// (e.g. http://{args.url.split('://')[-1]})",
+              file=sys.stderr)
+        return 2  # a usage mistake, as argparse's own
+    try:
+        return asyncio.run(run(args))
+    except KeyboardInterrupt:  # Ctrl-C on a stream or a subscription: the user's wish
+        return 130
 
 

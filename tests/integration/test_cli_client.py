@@ -188,3 +188,23 @@ async def test_usage_and_connection_errors(tmp_path: Path) -> None:
     assert code == 4 and "cannot reach" in err
     code, _, err = await cli("send", "http://127.0.0.1:9", "x", "--header", "nocolon")
     assert code != 0 and "NAME:VALUE" in err
+
+
+@pytest.mark.parametrize("target", ["localhost:9", "ftp://localhost:9/"])
+async def test_a_url_without_an_agents_scheme_is_a_usage_error(target: str) -> None:
+    code, _, err = await cli("send", target, "hi")
+    assert code == 2, err
+    assert "begin it with http://" in err and "Traceback" not in err
+
+
+async def test_ctrl_c_on_a_stream_ends_it_without_a_traceback(url: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2a_grpc", "stream", url, "slow 30", cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    await asyncio.wait_for(proc.stdout.readline(), 30)  # the stream's first event is here
+    proc.send_signal(2)  # what the terminal sends on Ctrl-C
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 130, err.decode()
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
