@@ -49,6 +49,7 @@ class Report:
     bus: str = ""  # benchmarks/bus.py's section, rendered
     observe: str = ""  # benchmarks/observe.py's section, rendered
     faces: str = ""  # benchmarks/faces.py's section, rendered
+    sdk_executor: str = ""  # benchmarks/sdk_executor.py's section, rendered
     workers: str = ""  # benchmarks/workers.py's section, rendered
     grpc_options: str = ""  # benchmarks/grpc_options.py's section, rendered
 

@@ -98,6 +98,7 @@ class Server:
     cpus: frozenset[int] = frozenset()  # where it runs (none: SERVER_CPU alone)
     workers: int = 1  # the JS SDK's processes under node's cluster module ("js")
     tree: Path = ROOT  # the checkout ours runs from (benchmarks/against.py: an older one)
+    python: Path | None = None  # the Python ours runs in (default: this one)
     http: int = field(default_factory=free_port)
     grpc: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
@@ -107,7 +108,8 @@ class Server:
 
     def command(self) -> list[str]:
         if self.name == "ours":
-            return [sys.executable, "-m", "a2a_grpc", "serve", "--store", self.store,
+            return [str(self.python or sys.executable), "-m", "a2a_grpc", "serve",
+                    "--store", self.store,
                     "--http-port", str(self.http), "--grpc-port", str(self.grpc),
                     "--log-level", "WARNING", *self.extra]
         if self.name == "sdk":

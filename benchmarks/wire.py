@@ -20,7 +20,8 @@ tables give medians (min-max) and ratios; every answer is checked.
 6. Observability (benchmarks/observe.py): the default server without and with
    a span exporter (`--only observe`).
 7. The HTTP faces (benchmarks/faces.py): aiohttp, and ASGI under uvicorn,
-   alone and in FastAPI (`--only faces`).
+   alone and in FastAPI (`--only faces`); an official-SDK executor on ours and
+   on the SDK's own server (benchmarks/sdk_executor.py, `--only sdk-executor`).
 8. Workers (benchmarks/workers.py): `serve --workers N`, CPU time a call
    (`--only workers`).
 9. grpc.aio's levers (benchmarks/grpc_options.py): loop, polling engine,
@@ -145,6 +146,12 @@ async def run(args: argparse.Namespace) -> report.Report:
         with tempfile.TemporaryDirectory() as tmp:
             out.faces = faces.render(await faces.run(args.rounds, args.seconds, Path(tmp),
                                                      progress))
+    if phase(args, "sdk-executor"):
+        from . import sdk_executor
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out.sdk_executor = sdk_executor.render(await sdk_executor.run(
+                args.rounds, args.seconds, Path(tmp), progress))
     if phase(args, "workers"):
         from . import workers
 
@@ -181,7 +188,8 @@ def main() -> None:
         result = asyncio.run(run(args))
     text = report.render(result) if result.measured() else ""
     print("\n\n".join(t for t in (text, result.bus, result.observe, result.faces,
-                                   result.workers, result.grpc_options) if t))
+                                   result.sdk_executor, result.workers, result.grpc_options)
+                      if t))
     if not args.no_docs:
         if result.measured():
             report.write_docs(result, text)
@@ -197,6 +205,10 @@ def main() -> None:
             from . import faces
 
             faces.write_docs(result.faces)
+        if result.sdk_executor:
+            from . import sdk_executor
+
+            sdk_executor.write_docs(result.sdk_executor)
         if result.workers:
             from . import workers
 

@@ -1,0 +1,104 @@
+"""Frameworks' own a2a-sdk executors served unchanged by `serve --agent`, from
+the installed wheel, each in a virtualenv of its own with the framework from
+PyPI and the SDK generation it brings, driven offline by a scripted model
+(tests/interop/peers/adk_executor.py, strands_executor.py): Google ADK's
+A2aAgentExecutor (what `to_a2a` serves; a2a-sdk 1.x) and Strands'
+StrandsA2AExecutor (a2a-sdk 0.3). A conversation of two turns on one context
+over JSON-RPC and HTTP+JSON, and a stream."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.packaging.installed import HEADERS, ROOT, make_venv, serving
+
+PEERS = ROOT / "tests" / "interop" / "peers"
+# framework -> (what its venv holds, the executor file, the SDK line it brings, what it says)
+CASES = {
+    "adk": ("google-adk[a2a]>=2.13", "adk_executor.py", "1.", "adk heard"),
+    "strands": ("strands-agents[a2a]>=1.62", "strands_executor.py", "0.3.", "strands heard"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def framework(request: pytest.FixtureRequest, installed: tuple[Path, Path],
+              tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    wheel, _ = installed
+    name = request.param
+    return name, make_venv(tmp_path_factory.mktemp(f"sdk-{name}"), str(wheel), CASES[name][0])
+
+
+def text_of(task: dict[str, Any]) -> str:
+    return "".join(p.get("text", "") for a in task.get("artifacts", []) for p in a["parts"])
+
+
+async def jsonrpc_send(http: aiohttp.ClientSession, base: str, text: str,
+                       context_id: str) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "messageId": str(uuid.uuid4()), "role": "ROLE_USER", "parts": [{"text": text}],
+        "contextId": context_id}}}
+    async with http.post(base + "/", json=body) as resp:
+        answer: dict[str, Any] = await resp.json()
+    assert "result" in answer, answer
+    task: dict[str, Any] = answer["result"]["task"]
+    return task
+
+
+async def rest_send(http: aiohttp.ClientSession, base: str, text: str,
+                    context_id: str) -> dict[str, Any]:
+    body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": text}], "contextId": context_id}}
+    async with http.post(base + "/message:send", json=body) as resp:
+        answer: dict[str, Any] = await resp.json()
+    assert "task" in answer, answer
+    task: dict[str, Any] = answer["task"]
+    return task
+
+
+async def test_the_frameworks_executor_is_served_unchanged(
+        framework: tuple[str, Path], tmp_path: Path) -> None:
+    name, python = framework
+    _, script, line, says = CASES[name]
+    shutil.copy(PEERS / script, tmp_path / script)
+    version = json.loads(await _sdk_version(python))
+    assert version.startswith(line), version
+    spec = f"{script.removesuffix('.py')}:executor"
+    async with serving(python, tmp_path, "--agent", spec,
+                       "--store", f"sqlite:///{tmp_path / 'tasks.db'}") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            for send in (jsonrpc_send, rest_send):
+                context = str(uuid.uuid4())
+                first = await send(http, base, "hello", context)
+                second = await send(http, base, "again", context)
+                assert first["status"]["state"] == "TASK_STATE_COMPLETED", first
+                assert text_of(first).strip() == f"{says} hello (1 turns)"
+                assert text_of(second).strip() == f"{says} again (2 turns)"
+                assert second["contextId"] == first["contextId"] == context
+            body = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                                "parts": [{"text": "streamed"}]}}
+            async with http.post(base + "/message:stream", json=body) as resp:
+                events = [json.loads(line[5:]) for line in (await resp.text()).splitlines()
+                          if line.startswith("data:")]
+    assert next(iter(events[0])) == "task"
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    streamed = "".join(p.get("text", "") for e in events if "artifactUpdate" in e
+                       for p in e["artifactUpdate"]["artifact"]["parts"])
+    assert streamed.strip() == f"{says} streamed (1 turns)"
+
+
+async def _sdk_version(python: Path) -> str:
+    import asyncio
+
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "-c", "import importlib.metadata as m, json; "
+        "print(json.dumps(m.version('a2a-sdk')))", stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    return out.decode()
