@@ -205,6 +205,6 @@ async def test_ctrl_c_on_a_stream_ends_it_without_a_traceback(url: str) -> None:
     assert proc.stdout is not None
     await asyncio.wait_for(proc.stdout.readline(), 30)  # the stream's first event is here
     proc.send_signal(2)  # what the terminal sends on Ctrl-C
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 130, err.decode()
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
