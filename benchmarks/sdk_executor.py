@@ -19,7 +19,7 @@ from tests.interop.envs import SDK_PACKAGES
 from tools.kits import ROOT, venv_with
 
 from . import report
-from .report import Row, Table, _f, _pct, med
+from .report import Row, Table, _f, med
 from .servers import Server, start_all
 
 EXECUTOR = "tests.interop.peers.sdk_agents:HelloWorld"
@@ -69,7 +69,7 @@ def render(table: Table) -> str:
 
 
 def _ratio(ours: float | None, theirs: float | None) -> str:
-    return f"{ours / theirs:.1f}x" if ours and theirs else _pct(ours, theirs)
+    return f"{ours / theirs:.1f}x" if ours and theirs else "n/a"
 
 
 def write_docs(text: str) -> None:
