@@ -1,6 +1,6 @@
 """`make bench`, an official-SDK executor on ours and on the SDK's own server
 (issue 64): a2a-samples' helloworld pattern (tests/interop/peers/sdk_agents.py
-HelloWorld: a Task, a working status, an artifact, completed), the same
+BenchEcho: a Task, a working status, an artifact, completed), the same
 class served by `a2a-grpc serve --agent` and by the SDK's DefaultRequestHandler
 (tests/interop/peers/sdk_server.py, its in-memory store), side by side in one
 run. Ours runs in a virtualenv holding a2a-sdk 1.x and this checkout
@@ -22,7 +22,7 @@ from . import report
 from .report import Row, Table, _f, med
 from .servers import Server, start_all
 
-EXECUTOR = "tests.interop.peers.sdk_agents:HelloWorld"
+EXECUTOR = "tests.interop.peers.sdk_agents:BenchEcho"
 ROWS = [Row("SendMessage", "JSON-RPC", 32), Row("SendMessage", "gRPC", 32),
         Row("SendMessage", "REST", 32), Row("stream 100", "JSON-RPC", 4)]
 SDK, MEMORY, SQLITE = "the SDK's server", "ours, memory", "ours, SQLite (default)"
@@ -51,7 +51,7 @@ async def run(rounds: int, seconds: float, folder: Path,
 
 def render(table: Table) -> str:
     lines = [BEGIN, "### An official-SDK executor: ours against the SDK's own server", "",
-             "a2a-samples' helloworld executor (a2a-sdk 1.3.0), unchanged, on each; medians; "
+             "a2a-samples' helloworld pattern (a2a-sdk 1.3.0, sdk_agents.BenchEcho), unchanged, on each; medians; "
              "`ev`: events/s; p50 in ms.", "",
              f"| scenario | binding | conc. | {SDK} /s | {MEMORY} /s | x | {SQLITE} /s | x | "
              "p50 ms (SDK / memory / SQLite) |",

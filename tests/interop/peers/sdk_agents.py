@@ -214,3 +214,25 @@ public_agent_card = AgentCard(
                        tags=["sample"], examples=["hello", "ask"])])
 
 __all__ = ["Message", "Role", "Samples", "Timestamped", "public_agent_card"]
+
+
+class BenchEcho(AgentExecutor):
+    """The helloworld pattern answering as the benchmarks' load checks it:
+    `echo: TEXT` as the artifact; `stream N`: N appended chunks."""
+
+    async def execute(self, context, event_queue):
+        updater = await start(context, event_queue)
+        await updater.start_work()
+        text = get_message_text(context.message)
+        words = text.split()
+        if len(words) == 2 and words[0] == "stream" and words[1].isdigit():
+            n = int(words[1])
+            for i in range(1, n + 1):
+                await updater.add_artifact([new_text_part(f"chunk {i}/{n}")], artifact_id="c",
+                                           name="chunks", append=i > 1, last_chunk=i == n)
+        else:
+            await updater.add_artifact([new_text_part(f"echo: {text}")], name="echo")
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        raise NotImplementedError
