@@ -39,6 +39,14 @@ def setting(default: Any, help: str, *, metavar: str | None = None,
         "help": help, "metavar": metavar, "choices": choices, "convert": convert, "flag": flag})
 
 
+def port(text: str) -> int:
+    """A TCP port, 0 to 65535 (0: the system picks one); a larger one would wrap."""
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(f"{value} is not a TCP port (0 to 65535)")
+    return value
+
+
 def duration(text: str) -> float:
     """`90`, `90s`, `30m`, `12h`, `7d` -> seconds."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -85,11 +93,12 @@ class Network:
 
     host: str = setting("127.0.0.1", "address to listen on (default 127.0.0.1)")
     grpc_port: int = setting(50051, "gRPC port (default 50051; 0 picks a free one, named in "
-                             "the log)")
+                             "the log)", convert=port)
     grpc_public_address: str | None = setting(
         None, "the gRPC address the card advertises, when clients reach it through a proxy or "
         "load balancer (default HOST:GRPC_PORT)", metavar="HOST:PORT", convert=grpc_address)
-    http_port: int = setting(8080, "JSON-RPC, REST and agent card port (default 8080)")
+    http_port: int = setting(8080, "JSON-RPC, REST and agent card port (default 8080)",
+                             convert=port)
     jsonrpc_path: str = setting("/", "the JSON-RPC endpoint's path on the HTTP port, named "
                                 "in the card (default /)", metavar="PATH")
     public_url: str | None = setting(

@@ -89,3 +89,4 @@ def test_a_bad_card_is_refused_before_serving(tmp_path: Path, content: str, said
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2, out
     assert said in out and "Traceback" not in out
+

@@ -19,7 +19,7 @@ import pytest
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.generated.a2a_pb2_grpc import A2AServiceStub
 from tests.conftest import send_request
-from tests.processes import ROOT, Server, reap, start_server, wait_serving
+from tests.processes import ROOT, Server, reap, spawn, start_server, wait_serving
 
 
 @pytest.fixture(params=["uvloop", "asyncio"])
@@ -209,3 +209,12 @@ async def test_the_background_jobs_example_finishes_handed_off_tasks(tmp_path: P
         await channel.close()
     finally:
         reap(s.proc)
+
+
+@pytest.mark.parametrize("flags", [("--http-port", "99999"), ("--grpc-port", "70000"),
+                                   ("--http-port", "-5")])
+def test_a_port_out_of_range_is_refused_not_wrapped(flags: tuple[str, str]) -> None:
+    proc = spawn("serve", "--store", "memory", *flags)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 2, out
+    assert "is not a TCP port (0 to 65535)" in out and "listening" not in out
