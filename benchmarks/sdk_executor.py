@@ -51,8 +51,8 @@ async def run(rounds: int, seconds: float, folder: Path,
 
 def render(table: Table) -> str:
     lines = [BEGIN, "### An official-SDK executor: ours against the SDK's own server", "",
-             "a2a-samples' helloworld pattern (a2a-sdk 1.3.0, sdk_agents.BenchEcho), unchanged, on each; medians; "
-             "`ev`: events/s; p50 in ms.", "",
+             "a2a-samples' helloworld pattern (a2a-sdk 1.3.0, sdk_agents.BenchEcho), "
+             "unchanged, on each; medians; `ev`: events/s; p50 in ms.", "",
              f"| scenario | binding | conc. | {SDK} /s | {MEMORY} /s | x | {SQLITE} /s | x | "
              "p50 ms (SDK / memory / SQLite) |",
              "|---|---|---|---|---|---|---|---|---|"]
