@@ -30,10 +30,37 @@ def framework_of(obj: Any) -> tuple[str, str, str] | None:
     return None
 
 
+def sdk_handler(obj: Any) -> Any:
+    """The official SDK's request handler that `obj` is or holds (a
+    DefaultRequestHandler, or a server built on one: Strands' A2AServer, the
+    SDK's A2AStarletteApplication), else None."""
+    for each in (obj, getattr(obj, "request_handler", None), getattr(obj, "handler", None)):
+        if (type(each).__module__.startswith("a2a.server.request_handlers")
+                and hasattr(each, "agent_executor")):
+            return each
+    return None
+
+
+def _served_card(obj: Any, handler: Any) -> Any:
+    """The card the SDK server `obj` publishes, where it keeps one."""
+    for owner, name in ((obj, "public_agent_card"), (obj, "agent_card"),
+                        (handler, "_agent_card"), (handler, "agent_card")):
+        card = getattr(owner, name, None)
+        if card is not None and not callable(card):
+            return card
+    return None
+
+
 def wrap(obj: Any) -> AgentExecutor | None:
-    """`obj` as an AgentExecutor, if it is an agent of a framework we adapt."""
+    """`obj` as an AgentExecutor, if it is an agent of a framework we adapt,
+    or an SDK server's (its executor, served with its card)."""
     import importlib
 
+    handler = sdk_handler(obj)
+    if handler is not None:
+        from a2a_grpc.adapters.sdk import SdkAgent
+
+        return SdkAgent(handler.agent_executor, card=_served_card(obj, handler))
     found = framework_of(obj)
     if found is None:
         return None

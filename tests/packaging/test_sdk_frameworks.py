@@ -3,8 +3,9 @@ the installed wheel, each in a virtualenv of its own with the framework from
 PyPI and the SDK generation it brings, driven offline by a scripted model
 (tests/interop/peers/adk_executor.py, strands_executor.py): Google ADK's
 A2aAgentExecutor (what `to_a2a` serves; a2a-sdk 1.x) and Strands'
-StrandsA2AExecutor (a2a-sdk 0.3). A conversation of two turns on one context
-over JSON-RPC and HTTP+JSON, and a stream."""
+StrandsA2AExecutor (a2a-sdk 0.3), and Strands' A2AServer as its docs write
+it. A conversation of two turns on one context over JSON-RPC and HTTP+JSON,
+a stream, and `pip check` clean beside the framework."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.packaging.installed import HEADERS, ROOT, make_venv, serving
+from tests.packaging.installed import HEADERS, ROOT, make_venv, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
 # framework -> (what its venv holds, the executor file, the SDK line it brings, what it says)
@@ -92,6 +93,27 @@ async def test_the_frameworks_executor_is_served_unchanged(
     streamed = "".join(p.get("text", "") for e in events if "artifactUpdate" in e
                        for p in e["artifactUpdate"]["artifact"]["parts"])
     assert streamed.strip() == f"{says} streamed (1 turns)"
+    # Beside the framework and the SDK it brings, nothing conflicts.
+    assert "No broken requirements" in run(python, "-m", "pip", "check", cwd=tmp_path)
+
+
+async def test_strands_server_as_its_docs_write_it(framework: tuple[str, Path],
+                                                   tmp_path: Path) -> None:
+    """`A2AServer(agent=...)`, what Strands' docs have users write: its executor
+    served with the card it builds (the agent's name and description)."""
+    name, python = framework
+    if name != "strands":
+        pytest.skip("a Strands server: the ADK case serves its executor above")
+    shutil.copy(PEERS / "strands_executor.py", tmp_path / "strands_executor.py")
+    async with serving(python, tmp_path, "--agent", "strands_executor:a2a_server",
+                       "--store", "memory") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            async with http.get(base + "/.well-known/agent-card.json") as resp:
+                card = await resp.json()
+            task = await rest_send(http, base, "hi", str(uuid.uuid4()))
+    assert (card["name"], card["description"]) == ("scripted", "Echoes, scripted")
+    assert text_of(task).strip() == "strands heard hi (1 turns)"
 
 
 async def _sdk_version(python: Path) -> str:

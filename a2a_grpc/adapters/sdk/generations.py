@@ -41,19 +41,23 @@ def is_v1() -> bool:
     return hasattr(a2a.types, "StreamResponse")
 
 
-def caller(user_class: type, identity_subject: str) -> Any:
-    """The SDK's User for our caller: authenticated when a scheme admitted one."""
+def caller_class(user_class: type) -> type:
+    """The SDK's User for our caller (made once): authenticated when a scheme
+    admitted one, its subject the user name."""
 
     class Caller(user_class):  # type: ignore[misc]
+        def __init__(self, subject: str) -> None:
+            self._subject = subject
+
         @property
         def is_authenticated(self) -> bool:
-            return bool(identity_subject)
+            return bool(self._subject)
 
         @property
         def user_name(self) -> str:
-            return identity_subject
+            return self._subject
 
-    return Caller()
+    return Caller
 
 
 def error_in(exc: BaseException) -> errors.A2AError | None:
@@ -69,10 +73,8 @@ def error_in(exc: BaseException) -> errors.A2AError | None:
     return ours(message if isinstance(message, str) and message else None)
 
 
-class V1:
-    """a2a-sdk 1.x."""
-
-    name = "1.x"
+class _Sdk:
+    """What both generations name alike: the modules the executor's classes come from."""
 
     def __init__(self) -> None:
         import a2a.types
@@ -81,16 +83,26 @@ class V1:
         from a2a.server.context import ServerCallContext
         from a2a.server.events import EventQueue
 
-        self.types, self.user_class = a2a.types, User
+        self.types, self.caller = a2a.types, caller_class(User)
         self.context_class, self.call_class = SdkContext, ServerCallContext
         self.queue_class = EventQueue
+
+    @staticmethod
+    def not_an_event(event: Any) -> errors.InvalidAgentResponseError:
+        return errors.InvalidAgentResponseError(
+            f"the executor sent a {type(event).__name__}, not a Task, Message, "
+            "TaskStatusUpdateEvent or TaskArtifactUpdateEvent")
+
+
+class V1(_Sdk):
+    """a2a-sdk 1.x."""
+
+    name = "1.x"
 
     def event_in(self, event: Any) -> StreamResponse:
         field = FIELDS.get(type(event).__name__)
         if field is None or not hasattr(event, "SerializeToString"):
-            raise errors.InvalidAgentResponseError(
-                f"the executor sent a {type(event).__name__}, not a Task, Message, "
-                "TaskStatusUpdateEvent or TaskArtifactUpdateEvent")
+            raise self.not_an_event(event)
         out = StreamResponse()
         getattr(out, field).MergeFromString(event.SerializeToString())
         return out
@@ -104,7 +116,7 @@ class V1:
     def call_context(self, context: RequestContext | None, *, user: str, tenant: str,
                      headers: dict[str, str]) -> Any:
         return self.call_class(
-            user=caller(self.user_class, user), tenant=tenant,
+            user=self.caller(user), tenant=tenant,
             requested_extensions=set(context.requested_extensions) if context else set(),
             state={"headers": headers})
 
@@ -125,27 +137,14 @@ class V1:
                                   context_id=task.context_id, task=self.task_out(task))
 
 
-class V03:
+class V03(_Sdk):
     """a2a-sdk 0.3.x."""
 
     name = "0.3"
 
-    def __init__(self) -> None:
-        import a2a.types
-        from a2a.auth.user import User
-        from a2a.server.agent_execution import RequestContext as SdkContext
-        from a2a.server.context import ServerCallContext
-        from a2a.server.events import EventQueue
-
-        self.types, self.user_class = a2a.types, User
-        self.context_class, self.call_class = SdkContext, ServerCallContext
-        self.queue_class = EventQueue
-
     def event_in(self, event: Any) -> StreamResponse:
         if type(event).__name__ not in FIELDS or not hasattr(event, "model_dump"):
-            raise errors.InvalidAgentResponseError(
-                f"the executor sent a {type(event).__name__}, not a Task, Message, "
-                "TaskStatusUpdateEvent or TaskArtifactUpdateEvent")
+            raise self.not_an_event(event)
         raw = event.model_dump(mode="json", by_alias=True, exclude_none=True)
         try:
             return json_format.ParseDict(json03.event_in(raw), StreamResponse(),
@@ -168,7 +167,7 @@ class V03:
     def call_context(self, context: RequestContext | None, *, user: str, tenant: str,
                      headers: dict[str, str]) -> Any:
         return self.call_class(
-            user=caller(self.user_class, user),
+            user=self.caller(user),
             requested_extensions=set(context.requested_extensions) if context else set(),
             state={"headers": headers})
 

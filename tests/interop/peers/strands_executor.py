@@ -39,3 +39,13 @@ def executor() -> StrandsA2AExecutor:
         agent_factory=lambda context_id: Agent(model=Scripted(), callback_handler=None,
                                                name="scripted", description="Echoes, scripted"),
         enable_a2a_compliant_streaming=True)
+
+
+def a2a_server() -> Any:
+    """Strands' own server, as its docs write it (`A2AServer(agent=...)`): its
+    executor and card are what `serve --agent strands_executor:a2a_server` serves."""
+    from strands.multiagent.a2a import A2AServer
+
+    return A2AServer(agent=Agent(model=Scripted(), callback_handler=None, name="scripted",
+                                 description="Echoes, scripted"),
+                     enable_a2a_compliant_streaming=True)
