@@ -82,14 +82,14 @@ def differences(theirs: dict[str, Any], ours: dict[str, Any]) -> set[str]:
 async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
         with_sdk: Path, tmp_path: Path) -> None:
     cwd = peers(tmp_path, "sdk_agents.py", "sdk_agent_client.py", "sdk_common.py",
-                "sdk_server.py")
+                "sdk_server.py", "peer_executor.py")
     seen = await both(with_sdk, cwd, "sdk_agents", "sdk_agent_client.py",
                       ("sdk_server.py", "sdk_agents:Samples", "0", "0"))
     for binding, (theirs, ours) in seen.items():
         # Where we follow A2A 1.0 (docs/official-sdk-agents.md): an agent's status
         # message is in the history at once; an exception fails the task (the
         # caller gets the FAILED task, where the SDK's server answers an error).
-        assert differences(theirs, ours) <= {"hello", "ask", "boom"}, binding
+        assert differences(theirs, ours) <= {"hello", "ask", "boom", "raw"}, binding
         assert ours["hello"] == {**theirs["hello"],
                                  "history": ["ROLE_USER", "ROLE_AGENT", "ROLE_AGENT"]}
         assert ours["hello"]["artifacts"] == [["Hello, World! (hello there)"]]
@@ -105,6 +105,10 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
             "user=- auth=False tenant=- extensions=- metadata=trace input=whoami"]]
         assert theirs["boom"] != ours["boom"] == {"state": "TASK_STATE_FAILED",
                                                    "artifacts": 0}
+        assert ours["raw"] == {**theirs["raw"], "history": ["ROLE_USER", "ROLE_AGENT"]}
+        assert ours["raw"]["artifacts"] == [["raw events"]]
+        assert ours["raw_stream"] == ["task:TASK_STATE_SUBMITTED", "artifact_update",
+                                      "TASK_STATE_COMPLETED"]
         assert ours["refuse"] == {"error": "InvalidParamsError"}
         assert ours["early"] == {"error": "InvalidAgentResponseError"}
         assert ours["cancel"]["state"] == ours["cancel"]["stored"] == "TASK_STATE_CANCELED"
@@ -115,7 +119,7 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
 async def test_sdk_03_executors_served_as_the_sdk_serves_them(
         with_sdk03: Path, tmp_path: Path) -> None:
     cwd = peers(tmp_path, "sdk03_agents.py", "sdk03_agent_client.py", "sdk03_common.py",
-                "sdk03_server.py")
+                "sdk03_server.py", "peer_executor.py")
     seen = await both(with_sdk03, cwd, "sdk03_agents", "sdk03_agent_client.py",
                       ("sdk03_server.py", "sdk03_agents:Samples"))
     for binding, (theirs, ours) in seen.items():
@@ -123,7 +127,8 @@ async def test_sdk_03_executors_served_as_the_sdk_serves_them(
         # streams the executor's first status); the status message is in the
         # history at once; a canceled stream ends with its final event (0.3's
         # server leaves it open).
-        assert differences(theirs, ours) <= {"submit_stream", "ask", "cancel"}, binding
+        assert differences(theirs, ours) <= {"submit_stream", "raw_stream", "ask",
+                                             "cancel"}, binding
         assert ours["hello"] == {"state": "completed", "status": [],
                                  "artifacts": [["Hello, World! (hello there)"]]}
         assert ours["hello_stream"] == [
@@ -132,6 +137,13 @@ async def test_sdk_03_executors_served_as_the_sdk_serves_them(
         assert theirs["submit_stream"][0] == "status-update:submitted:final=False"
         assert ours["submit_stream"] == ["task", *theirs["submit_stream"][1:]]
         assert ours["submit"]["artifacts"] == [["submitted first"]]
+        # Hand-built events: artifacts before any Task, a final status, one more
+        # event after it (dropped, as 0.3's closed queue drops it).
+        assert ours["raw"] == theirs["raw"] == {"state": "completed", "status": ["raw done"],
+                                                "artifacts": [["raw"], ["events"]]}
+        assert ours["raw_stream"] == ["task", *theirs["raw_stream"]] == [
+            "task", "artifact-update:raw", "artifact-update:events",
+            "status-update:completed:final=True"]
         assert ours["ask"]["first"] == {"state": "input-required",
                                         "status": ["What is your name?"], "artifacts": []}
         assert ours["ask"]["then"]["artifacts"] == [["Hello Ada (history 4)"]]

@@ -74,6 +74,9 @@ async def main(base, transport):
         seen["whoami"] = task_seen(await one(extended, "whoami"))
         seen["done"] = task_seen(await one(unary, "done"))
         seen["refuse"] = await outcome(unary, "refuse")
+        seen["raw"] = task_seen(await one(unary, "raw"))
+        seen["raw_stream"] = [kind(e) for e in [
+            e async for e in streaming.send_message(msg("raw"))]]
         stream = streaming.send_message(msg("slow"))
         got = []
         async with asyncio.timeout(30):

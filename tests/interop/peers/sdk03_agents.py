@@ -11,7 +11,9 @@ number_guessing_game and many samples do), ask (requires_input with
 final=True, then a follow-up), chat (a Message answer, turns per context),
 count N (appended chunks), whoami (the RequestContext, an activated
 extension), slow (until canceled), refuse (ServerError(InvalidParamsError)),
-done (one completed Task with its artifact, as CrewAI's samples answer).
+done (one completed Task with its artifact, as CrewAI's samples answer),
+raw (hand-built events: artifacts before any Task, a final status, an event
+after it).
 """
 
 import asyncio
@@ -23,9 +25,13 @@ from a2a.types import (
     AgentCapabilities,
     AgentCard,
     AgentSkill,
+    Artifact,
     InvalidParamsError,
     Part,
+    TaskArtifactUpdateEvent,
     TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
     TextPart,
 )
 from a2a.utils import completed_task, new_agent_text_message, new_task, new_text_artifact
@@ -160,11 +166,33 @@ class Done(AgentExecutor):
         raise NotImplementedError
 
 
+class Raw(AgentExecutor):
+    """Hand-built events, as travel_planner_agent and the LangGraph samples
+    enqueue them: artifact events before any Task (a new artifact each
+    chunk), then a completed status with final=True."""
+
+    async def execute(self, context, event_queue):
+        for i, word in enumerate(("raw", "events")):
+            await event_queue.enqueue_event(TaskArtifactUpdateEvent(
+                task_id=context.task_id, context_id=context.context_id, append=False,
+                last_chunk=i == 1, artifact=Artifact(artifact_id=f"part-{i}", parts=text(word))))
+        await event_queue.enqueue_event(TaskStatusUpdateEvent(
+            task_id=context.task_id, context_id=context.context_id, final=True,
+            status=TaskStatus(state=TaskState.completed,
+                              message=new_agent_text_message("raw done"))))
+        await event_queue.enqueue_event(TaskStatusUpdateEvent(  # after final: dropped
+            task_id=context.task_id, context_id=context.context_id, final=False,
+            status=TaskStatus(state=TaskState.working)))
+
+    async def cancel(self, context, event_queue):
+        raise NotImplementedError
+
+
 class Samples(AgentExecutor):
     def __init__(self):
         self.by_word = {"hello": HelloWorld(), "submit": Submit(), "ask": Ask(), "chat": Chat(),
                         "count": Count(), "whoami": WhoAmI(), "slow": Slow(),
-                        "refuse": Refuse(), "done": Done()}
+                        "refuse": Refuse(), "done": Done(), "raw": Raw()}
         self.by_task = {}
 
     async def execute(self, context, event_queue):

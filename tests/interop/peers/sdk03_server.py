@@ -12,10 +12,7 @@ arguments) instead.
 """
 
 import asyncio
-import importlib
-import os
 import socket
-import sys
 
 import grpc
 import uvicorn
@@ -37,6 +34,7 @@ from a2a.types import (
 )
 from a2a.utils import new_agent_text_message, new_task
 from fastapi import FastAPI
+from peer_executor import executor
 
 
 class Echo(AgentExecutor):
@@ -73,15 +71,6 @@ def free_port():
         return s.getsockname()[1]
 
 
-def executor():
-    spec = os.environ.get("A2A_SDK_EXECUTOR")
-    if not spec:
-        return Echo()
-    module, _, name = spec.partition(":")
-    sys.path.insert(0, os.getcwd())
-    return getattr(importlib.import_module(module), name)()
-
-
 async def main():
     http_port, grpc_port = free_port(), free_port()
     base = f"http://127.0.0.1:{http_port}"
@@ -95,7 +84,7 @@ async def main():
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text"], default_output_modes=["text"],
         skills=[AgentSkill(id="echo", name="Echo", description="echoes", tags=["demo"])])
-    handler = DefaultRequestHandler(agent_executor=executor(), task_store=InMemoryTaskStore(),
+    handler = DefaultRequestHandler(agent_executor=executor(Echo), task_store=InMemoryTaskStore(),
                                     push_config_store=InMemoryPushNotificationConfigStore())
     app = FastAPI()
 

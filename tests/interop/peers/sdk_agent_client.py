@@ -75,6 +75,9 @@ async def main(base, binding):
     seen["boom"] = await outcome(unary, "boom")
     seen["refuse"] = await outcome(unary, "refuse")
     seen["early"] = await outcome(unary, "early")
+    seen["raw"] = task_seen((await one(unary, "raw")).task)
+    seen["raw_stream"] = kinds([e async for e in streaming.send_message(
+        pb.SendMessageRequest(message=msg("raw")))])
     seen["cancel"] = await cancel(unary, streaming)
     print(json.dumps(seen))
 

@@ -9,13 +9,15 @@ kept per context), count N (an artifact in appended chunks), direct (a
 Message answer), whoami (what the RequestContext says), slow (works until
 canceled; cancel() ends it canceled), boom (raises after its Task),
 refuse (raises the SDK's InvalidParamsError first), early (a status before
-any Task: 1.x refuses it).
+any Task: 1.x refuses it), raw (a Task, an artifact and a status built by
+hand, no TaskUpdater).
 """
 
 import asyncio
 
 from a2a.helpers import (
     get_message_text,
+    new_task,
     new_task_from_user_message,
     new_text_message,
     new_text_part,
@@ -29,6 +31,7 @@ from a2a.types import (
     AgentSkill,
     Message,
     Role,
+    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatusUpdateEvent,
 )
@@ -158,13 +161,33 @@ class Early(AgentExecutor):
         raise NotImplementedError
 
 
+class Raw(AgentExecutor):
+    """Hand-built events, no TaskUpdater: a Task from a2a.helpers.new_task,
+    an artifact event, a completed status."""
+
+    async def execute(self, context, event_queue):
+        await event_queue.enqueue_event(new_task(context.task_id, context.context_id,
+                                                 TaskState.TASK_STATE_SUBMITTED,
+                                                 history=[context.message]))
+        await event_queue.enqueue_event(TaskArtifactUpdateEvent(
+            task_id=context.task_id, context_id=context.context_id, last_chunk=True,
+            artifact={"artifact_id": "raw", "parts": [new_text_part("raw events")]}))
+        await event_queue.enqueue_event(TaskStatusUpdateEvent(
+            task_id=context.task_id, context_id=context.context_id,
+            status={"state": TaskState.TASK_STATE_COMPLETED,
+                    "message": new_text_message("raw done")}))
+
+    async def cancel(self, context, event_queue):
+        raise NotImplementedError
+
+
 class Samples(AgentExecutor):
     """Each message to the executor its first word names (a wrapping executor)."""
 
     def __init__(self):
         self.by_word = {"hello": HelloWorld(), "ask": Ask(), "chat": Chat(), "count": Count(),
                         "whoami": WhoAmI(), "slow": Slow(), "boom": Boom(),
-                        "refuse": Refuse(), "early": Early()}
+                        "refuse": Refuse(), "early": Early(), "raw": Raw()}
         self.by_task = {}
 
     def _pick(self, context):

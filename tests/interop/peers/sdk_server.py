@@ -33,6 +33,7 @@ from a2a.server.routes import (
 )
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import a2a_pb2 as pb
+from peer_executor import executor
 from starlette.applications import Starlette
 
 
@@ -89,17 +90,6 @@ def make_card(port, grpc_port):
     return card
 
 
-def executor():
-    spec = os.environ.get("A2A_SDK_EXECUTOR")
-    if not spec:
-        return Echo()
-    import importlib
-
-    module, _, name = spec.partition(":")
-    sys.path.insert(0, os.getcwd())
-    return getattr(importlib.import_module(module), name)()
-
-
 def make_store():
     url = os.environ.get("A2A_SDK_STORE")
     if not url:
@@ -141,7 +131,7 @@ async def main() -> None:
 
         grpc_server = grpc.aio.server()
         grpc_port = grpc_server.add_insecure_port(f"127.0.0.1:{sys.argv[2]}")
-    handler = DefaultRequestHandler(executor(), store, make_card(port, grpc_port))
+    handler = DefaultRequestHandler(executor(Echo), store, make_card(port, grpc_port))
     if grpc_server is not None:
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
         await grpc_server.start()
