@@ -23,7 +23,7 @@ from tests.redis_bus import drop_prefix
 from . import report
 from .durable import POSTGRES, _drop, _schema
 from .report import Row, Table, _f, _pct, med
-from .servers import Server, start_all
+from .servers import Server
 
 REDIS = os.environ.get("A2A_TEST_REDIS", "redis://127.0.0.1:6379/0")
 ROWS = [Row("SendMessage", "JSON-RPC", 1), Row("SendMessage", "JSON-RPC", 32),
@@ -45,7 +45,7 @@ async def _redis_ok() -> bool:
 
 
 async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> tuple[Table, str]:
-    from .measure import rounds as measure_rounds
+    from .measure import side_by_side
 
     tag = uuid.uuid4().hex[:8]
     local, shared = await _schema(f"bench_bus_a_{tag}"), await _schema(f"bench_bus_b_{tag}")
@@ -57,12 +57,9 @@ async def run(rounds: int, seconds: float, progress: Callable[[str], None]) -> t
             Server("ours", store=f"{POSTGRES}{sep}search_path={shared}", label=SHARED,
                    extra=["--bus", f"{REDIS}?prefix={prefix}"])]
     progress("starting ours on PostgreSQL, with the in-process bus and with Redis, on CPU 0")
-    start_all(made)
     try:
-        return await measure_rounds(made, ROWS, rounds, seconds), ""
+        return await side_by_side(made, ROWS, rounds, seconds), ""
     finally:
-        for s in made:
-            s.stop()
         await _drop([local, shared])
         await drop_prefix(prefix)
 

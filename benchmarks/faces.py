@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import report
 from .report import Row, Table, _f, _pct, med
-from .servers import Server, start_all
+from .servers import Server
 
 ROWS = [Row("SendMessage", "JSON-RPC", 1), Row("SendMessage", "JSON-RPC", 32),
         Row("SendMessage", "REST", 32), Row("GetTask", "REST", 32),
@@ -26,19 +26,14 @@ BEGIN, END = "<!-- bench:faces -->", "<!-- /bench:faces -->"
 
 async def run(rounds: int, seconds: float, folder: Path,
               progress: Callable[[str], None]) -> Table:
-    from .measure import rounds as measure_rounds
+    from .measure import side_by_side
 
     made = [Server("ours", store=f"sqlite:///{folder / 'aiohttp.db'}", label=AIOHTTP),
             Server("uvicorn", store=f"sqlite:///{folder / 'uvicorn.db'}", label=UVICORN),
             Server("fastapi", store=f"sqlite:///{folder / 'fastapi.db'}", label=FASTAPI)]
     progress("starting ours on aiohttp, on uvicorn, and mounted in FastAPI on uvicorn, "
              "on CPU 0")
-    start_all(made)
-    try:
-        return await measure_rounds(made, ROWS, rounds, seconds)
-    finally:
-        for s in made:
-            s.stop()
+    return await side_by_side(made, ROWS, rounds, seconds)
 
 
 def render(table: Table) -> str:

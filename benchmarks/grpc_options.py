@@ -77,4 +77,4 @@ def render(table: Table) -> str:
 
 
 def write_docs(text: str) -> None:
-    report.write_section(BEGIN, END, text, report.DOCS.with_name("benchmarks-history.md"))
+    report.write_section(BEGIN, END, text, report.HISTORY)

@@ -8,7 +8,7 @@ import sys
 
 from . import drive, report
 from .drive import MakeCall, Result
-from .servers import Server
+from .servers import Server, start_all
 
 STREAM_EVENTS = 103  # the task, working, 100 chunks, completed
 
@@ -79,3 +79,14 @@ async def rounds(servers: list[Server], rows: list[report.Row], n: int,
         for rpc in rpcs.values():
             await rpc.close()
     return table
+
+
+async def side_by_side(servers: list[Server], rows: list[report.Row], n: int,
+                       seconds: float) -> report.Table:
+    """Start `servers`, measure `rows` on each (`rounds`), stop them all."""
+    start_all(servers)
+    try:
+        return await rounds(servers, rows, n, seconds)
+    finally:
+        for s in servers:
+            s.stop()

@@ -25,7 +25,7 @@ import aiohttp
 
 from . import report
 from .report import Row, Table, _f, _pct, med
-from .servers import ROOT, Server, start_all
+from .servers import ROOT, Server
 
 ROWS = [Row("SendMessage", "JSON-RPC", 1), Row("SendMessage", "JSON-RPC", 32),
         Row("stream 100", "JSON-RPC", 4)]
@@ -35,7 +35,7 @@ BEGIN, END = "<!-- bench:observe -->", "<!-- /bench:observe -->"
 
 async def run(rounds: int, seconds: float, folder: Path,
               progress: Callable[[str], None]) -> tuple[Table, str]:
-    from .measure import rounds as measure_rounds
+    from .measure import side_by_side
 
     sink, port = await asyncio.to_thread(_start_sink)
     try:
@@ -49,12 +49,8 @@ async def run(rounds: int, seconds: float, folder: Path,
                             "OTEL_TRACES_SAMPLER_ARG": "0.1"})]
         progress("starting ours on SQLite, without a span exporter, with one, and with one "
                  "sampling 10% of traces, on CPU 0")
-        start_all(made)
-        try:
-            table = await measure_rounds(made, ROWS, rounds, seconds)
-        finally:
-            for s in made:
-                s.stop()  # the exporter flushes its last spans as it stops
+        # (each exporter flushes its last spans as its server stops)
+        table = await side_by_side(made, ROWS, rounds, seconds)
         async with aiohttp.ClientSession() as session, \
                 session.get(f"http://127.0.0.1:{port}/count") as resp:
             got = await resp.json()

@@ -29,6 +29,7 @@ from .tables import _x as _x
 from .tables import med as med
 
 DOCS = ROOT / "docs" / "benchmarks.md"
+HISTORY = ROOT / "docs" / "benchmarks-history.md"  # answered questions' figures
 PLOT = ROOT / "docs" / "bench-wire.png"
 BEGIN, END = "<!-- bench:results -->", "<!-- /bench:results -->"
 

@@ -20,7 +20,7 @@ from tools.kits import ROOT, venv_with
 
 from . import report
 from .report import Row, Table, _f, med
-from .servers import Server, start_all
+from .servers import Server
 
 EXECUTOR = "tests.interop.peers.sdk_agents:BenchEcho"
 ROWS = [Row("SendMessage", "JSON-RPC", 32), Row("SendMessage", "gRPC", 32),
@@ -31,7 +31,7 @@ BEGIN, END = "<!-- bench:sdk-executor -->", "<!-- /bench:sdk-executor -->"
 
 async def run(rounds: int, seconds: float, folder: Path,
               progress: Callable[[str], None]) -> Table:
-    from .measure import rounds as measure_rounds
+    from .measure import side_by_side
 
     progress("a virtualenv with a2a-sdk 1.x and this checkout (first run only)")
     python = venv_with("sdk-ours-venv", ("-e", str(ROOT), *SDK_PACKAGES))
@@ -41,12 +41,7 @@ async def run(rounds: int, seconds: float, folder: Path,
             Server("ours", python=python, store=f"sqlite:///{folder / 'ours.db'}",
                    label=SQLITE, extra=["--agent", EXECUTOR])]
     progress("starting the helloworld executor on the SDK's server and on ours, on CPU 0")
-    start_all(made)
-    try:
-        return await measure_rounds(made, ROWS, rounds, seconds)
-    finally:
-        for s in made:
-            s.stop()
+    return await side_by_side(made, ROWS, rounds, seconds)
 
 
 def render(table: Table) -> str:
