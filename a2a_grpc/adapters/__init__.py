@@ -34,7 +34,9 @@ def sdk_handler(obj: Any) -> Any:
     """The official SDK's request handler that `obj` is or holds (a
     DefaultRequestHandler, or a server built on one: Strands' A2AServer, the
     SDK's A2AStarletteApplication), else None."""
-    for each in (obj, getattr(obj, "request_handler", None), getattr(obj, "handler", None)):
+    handler = getattr(obj, "handler", None)  # the SDK's apps: a JSON-RPC handler around it
+    for each in (obj, getattr(obj, "request_handler", None), handler,
+                 getattr(handler, "request_handler", None)):
         if (type(each).__module__.startswith("a2a.server.request_handlers")
                 and hasattr(each, "agent_executor")):
             return each

@@ -160,3 +160,41 @@ async def test_sdk_03_executors_served_as_the_sdk_serves_them(
         assert ours["cancel"] == {"state": "canceled", "stored": "canceled", "stream": [
             "task", "status-update:working:final=False", "status-update:canceled:final=True"]}
         assert theirs["cancel"]["stream"][:2] == ours["cancel"]["stream"][:2]
+
+
+APP_03 = '''
+from a2a.server.apps import A2AStarletteApplication
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.types import AgentCapabilities, AgentCard
+from sdk03_agents import Samples
+
+card = AgentCard(name="Built as an SDK app", description="its card", version="3",
+                 url="http://localhost:9999/", default_input_modes=["text"],
+                 default_output_modes=["text"], capabilities=AgentCapabilities(), skills=[])
+app = A2AStarletteApplication(agent_card=card, http_handler=DefaultRequestHandler(
+    agent_executor=Samples(), task_store=InMemoryTaskStore()))
+'''
+
+
+async def test_an_sdk_app_as_users_build_it_is_served_with_its_card(
+        with_sdk03: Path, tmp_path: Path) -> None:
+    """`--agent module:app` naming the SDK's own A2AStarletteApplication: its
+    executor is served, with the card it publishes."""
+    import aiohttp
+
+    cwd = peers(tmp_path, "sdk03_agents.py")
+    (cwd / "sdk03_app.py").write_text(APP_03)
+    async with serving(with_sdk03, cwd, "--agent", "sdk03_app:app",
+                       "--store", "memory") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession(headers={"A2A-Version": "1.0"}) as http:
+            async with http.get(base + "/.well-known/agent-card.json") as got:
+                card = await got.json()
+            body = {"message": {"messageId": "m1", "role": "ROLE_USER",
+                                "parts": [{"text": "hello app"}]}}
+            async with http.post(base + "/message:send", json=body) as got:
+                task = (await got.json())["task"]
+    assert (card["name"], card["version"]) == ("Built as an SDK app", "3")
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"][0]["text"] == "Hello, World! (hello app)"
