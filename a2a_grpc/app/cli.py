@@ -1,14 +1,11 @@
 """`a2a-grpc` command line: `serve` (settings.py declares its flags), `bridge`,
-the client verbs, `dead-letters` and `passwd`."""
+the client verbs, and the store's and keys' commands (admin.py)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
-import json
 import logging
-import sqlite3
 import sys
 from collections.abc import Awaitable, Coroutine
 from pathlib import Path
@@ -16,15 +13,14 @@ from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
+from a2a_grpc.app.admin import ADMIN, add_admin, run_admin
 from a2a_grpc.app.carrier import carry
 from a2a_grpc.app.loading import load_agent, load_card, load_hosted, with_card
 from a2a_grpc.app.options import http_options
-from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.app.serve import gateway, serve
 from a2a_grpc.app.settings import GROUPS, ServeSettings
 from a2a_grpc.app.settings_load import add_flags, load
 from a2a_grpc.app.workers import supervise
-from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
@@ -32,71 +28,11 @@ from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
-from a2a_grpc.push.secrets import SecretBox
-from a2a_grpc.stores import DEFAULT_URL, StoreInUseError, open_store
-from a2a_grpc.stores.backup import backup
+from a2a_grpc.stores import StoreInUseError
 
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
 BRIDGE_NETWORK = ("host", "http_port", "public_url", "keepalive", "max_body", "grace", "loop",
                   "tls_cert", "tls_key", "tls_client_ca", "tls_require_client_cert")
-
-
-async def _dead_letters(url: str, limit: int) -> int:
-    try:
-        store = await open_store(url)
-    except (OSError, RuntimeError, ValueError) as exc:
-        print(f"a2a-grpc: {exc}; check --store", file=sys.stderr)
-        return 1
-    try:
-        for d in await store.dead_letters(limit):
-            print(json.dumps({"tenant": d.scope.tenant, "owner": d.scope.owner,
-                              "taskId": d.task_id, "configId": d.config_id, "event": d.seq,
-                              "attempts": d.attempts, "error": d.last_error}))
-    finally:
-        await store.close()
-    return 0
-
-
-def _backup(url: str, out: Path) -> int:
-    shown = -1
-
-    def progress(copied: int, total: int) -> None:
-        nonlocal shown
-        percent = copied * 100 // max(total, 1)
-        if percent // 10 != shown // 10:  # every 10%
-            shown = percent
-            print(f"a2a-grpc backup: {percent}% ({copied}/{total} pages)", file=sys.stderr)
-
-    try:
-        made = backup(url, out, progress)
-    except (ValueError, RuntimeError, sqlite3.Error, OSError) as exc:
-        print(f"a2a-grpc backup: {exc}", file=sys.stderr)
-        return 1
-    files = "this file" if made.shards == 1 else (
-        f"this file and its {made.shards - 1} shards ({made.path.name}.shard-K, each renamed "
-        "to the store's name with the same suffix)")
-    print(f"{made.path}: {made.tasks} tasks, {made.pages} pages, schema version {made.schema}; "
-          f"restore it by stopping the server and putting {files} at its --store path "
-          f"(their -wal and -shm files removed)")
-    return 0
-
-
-def _passwd(user: str) -> int:
-    if not user or ":" in user:
-        print("a2a-grpc passwd: a user name is not empty and has no ':'", file=sys.stderr)
-        return 2
-    if sys.stdin.isatty():
-        password = getpass.getpass(f"password for {user}: ")
-        if getpass.getpass("again: ") != password:
-            print("a2a-grpc passwd: the two passwords differ", file=sys.stderr)
-            return 2
-    else:
-        password = sys.stdin.readline().rstrip("\r\n")
-    if not password:
-        print("a2a-grpc passwd: empty password", file=sys.stderr)
-        return 2
-    print(f"{user}:{hash_password(password)}")
-    return 0
 
 
 def run_loop(main: Coroutine[Any, Any, None], loop: str) -> None:
@@ -145,24 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     add_flags(b, "network", only=BRIDGE_NETWORK)
     add_flags(b, "observability", only=("log_level", "log_format"))
     add_commands(sub)
-    d = sub.add_parser("dead-letters",
-                       help="list push notifications that were given up on (newest last)")
-    d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
-    d.add_argument("--limit", type=int, default=100)
-    bk = sub.add_parser("backup", help="copy the SQLite store to a file, consistent while "
-                        "the server runs (PostgreSQL: its own tools)")
-    bk.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
-    bk.add_argument("out", type=Path, help="the copy (written whole, or not at all)")
-    pr = sub.add_parser("proto", help="write the .proto files (with the google/api and "
-                        "google/rpc ones they need) for stubs in another language")
-    pr.add_argument("--out", type=Path, required=True, metavar="DIR",
-                    help="where to write them; then e.g. protoc -I DIR --go_out=... "
-                         "DIR/a2a.proto")
-    sub.add_parser("push-secret-key", help="a new key for serve --push-secret-keys (a line "
-                   "of its FILE)")
-    pw = sub.add_parser("passwd", help="a line for serve --basic-users: USER:HASH (the "
-                        "password is read from the terminal, or from stdin when piped)")
-    pw.add_argument("user")
+    add_admin(sub)
     return parser
 
 
@@ -188,20 +107,9 @@ def serve_settings(argv: list[str]) -> ServeSettings:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "passwd":
-        return _passwd(args.user)
-    if args.command == "proto":
-        for path in write_protos(args.out):
-            print(path)
-        return 0
-    if args.command == "backup":
-        return _backup(args.store, args.out)
-    if args.command == "dead-letters":
-        return asyncio.run(_dead_letters(args.store, args.limit))
+    if args.command in ADMIN:
+        return run_admin(args)
     try:
-        if args.command == "push-secret-key":
-            print(SecretBox.new_key())
-            return 0
         if args.command in VERBS:
             return main_for(args)
         settings = load(args, getattr(args, "config", None))

@@ -64,6 +64,7 @@ def store_for(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
     if url == "memory":
         return MemoryTaskStore()
     if url.startswith("sqlite:///"):
+        from a2a_grpc.stores.restore import check_restored
         from a2a_grpc.stores.shard_files import shards_on_disk
         from a2a_grpc.stores.shards import ShardedSqliteStore
         from a2a_grpc.stores.sqlite import SqliteTaskStore
@@ -71,6 +72,7 @@ def store_for(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
         path = url.removeprefix("sqlite:///")
         if not path:
             raise ValueError("sqlite:/// needs a file path, e.g. sqlite:///a2a-grpc.db")
+        check_restored(Path(path))
         count = max(shards, shards_on_disk(Path(path)))
         if count == 1:
             return SqliteTaskStore(path)

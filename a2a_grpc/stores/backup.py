@@ -6,7 +6,9 @@ transaction's snapshot (WAL mode lets the server keep writing meanwhile);
 what was committed when the copy began is in it, whole, and nothing after.
 The copy is written beside OUT and renamed over it once checked, so OUT is
 never half a database. A store in shards (`serve --workers`) is copied
-shard by shard, each to OUT's name with the shard's suffix (OUT.shard-K).
+shard by shard, each to OUT's name with the shard's suffix (OUT.shard-K);
+each copy is marked as a file of this backup (restore.py), so that a server
+refuses it beside shards that are not.
 PostgreSQL has its own tools (pg_dump, base backups with WAL archiving):
 docs/durability.md.
 """
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from a2a_grpc.stores.restore import mark
 from a2a_grpc.stores.shard_files import shard_path, shards_on_disk
 
 PAGES = 1024  # pages per step: the server's writers wait at most one step
@@ -55,6 +59,7 @@ def backup(url: str, out: Path, progress: Callable[[int, int], None] | None = No
         raise ValueError("the backup must go to another file than the store")
     count = shards_on_disk(source)
     sizes = [_pages(shard_path(source, shard)) for shard in range(count)]
+    backup_id = uuid.uuid4().hex
     done: list[Copied] = []
     for shard in range(count):
         before = sum(c.pages for c in done)
@@ -63,7 +68,10 @@ def backup(url: str, out: Path, progress: Callable[[int, int], None] | None = No
             if progress is not None:  # a file may grow while it is copied
                 progress(before + copied, before + total + sum(sizes[shard + 1:]))
 
-        done.append(_copy(shard_path(source, shard), shard_path(out, shard), step))
+        def marked(conn: sqlite3.Connection, shard: int = shard) -> None:
+            mark(conn, backup_id, shard, count)
+
+        done.append(_copy(shard_path(source, shard), shard_path(out, shard), step, marked))
     for stale in range(count, shards_on_disk(out)):  # an older copy's: not this store's
         shard_path(out, stale).unlink(missing_ok=True)
     return Copied(out, sum(c.pages for c in done), sum(c.tasks for c in done), done[0].schema,
@@ -78,7 +86,13 @@ def _pages(path: Path) -> int:
         conn.close()
 
 
-def _copy(source: Path, out: Path, progress: Callable[[int, int], None]) -> Copied:
+def copy_file(source: Path, out: Path) -> int:
+    """One SQLite file copied whole to `out` (`a2a-grpc restore`): its tasks."""
+    return _copy(source, out, lambda copied, total: None).tasks
+
+
+def _copy(source: Path, out: Path, progress: Callable[[int, int], None],
+          finish: Callable[[sqlite3.Connection], None] | None = None) -> Copied:
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
     src = sqlite3.connect(source, timeout=30)
@@ -89,6 +103,8 @@ def _copy(source: Path, out: Path, progress: Callable[[int, int], None]) -> Copi
                 progress(total - remaining, total)
 
             src.backup(dst, pages=PAGES, progress=step)
+            if finish is not None:
+                finish(dst)
             checked = dst.execute("PRAGMA integrity_check").fetchone()[0]
             if checked != "ok":
                 raise RuntimeError(f"the copy of {source} failed its integrity check: {checked}")
