@@ -118,16 +118,17 @@ async def all_gone(pids: Sequence[int], seconds: float = 10) -> list[int]:
 
 
 async def start_server(*args: str, cwd: Path = ROOT, program: Sequence[str] = (),
-                       path: str = "") -> Server:
+                       path: str = "", group: bool = False) -> Server:
     """Spawn `a2a-grpc ARGS` on port 0 (unless ARGS name ports) and wait for the
     line that says which ports it bound: no other process can take them first.
     `program`: what runs (default `python -m a2a_grpc`), in `cwd`; `path`: where
-    it serves the agent on its HTTP port (Server.url)."""
+    it serves the agent on its HTTP port (Server.url); `group`: in a process group
+    of its own, as a shell starts a command (os.killpg then plays a terminal's Ctrl-C)."""
     if args and args[0] == "serve" and "--grpc-port" not in args:
         args = (*args, "--grpc-port", "0")
     if "--http-port" not in args:
         args = (*args, "--http-port", "0")
-    proc = spawn(*args, cwd=cwd, program=program)
+    proc = spawn(*args, cwd=cwd, program=program, group=group)
     output: list[str] = []
     bound: list[int] = []
     ready = threading.Event()
@@ -171,7 +172,8 @@ async def mounted_app(folder: Path, monkeypatch: Any, server: str = "uvicorn",
                                        "examples.mount_fastapi:app"), path="/a2a")
 
 
-def spawn(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> subprocess.Popen[str]:
+def spawn(*args: str, cwd: Path = ROOT, program: Sequence[str] = (),
+          group: bool = False) -> subprocess.Popen[str]:
     """`python -m a2a_grpc ARGS` (or `program ARGS`) in `cwd`; a `serve` without
     --store in the repository keeps its tasks in memory (tests must not leave
     a2a-grpc.db files in the working tree)."""
@@ -179,7 +181,7 @@ def spawn(*args: str, cwd: Path = ROOT, program: Sequence[str] = ()) -> subproce
         args = (*args, "--store", "memory")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     command = [*(program or (sys.executable, "-m", "a2a_grpc")), *args]
-    return subprocess.Popen(command, cwd=cwd, env=env,
+    return subprocess.Popen(command, cwd=cwd, env=env, process_group=0 if group else None,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.push.secrets import SecretBox
-from a2a_grpc.stores import DEFAULT_URL, open_store
+from a2a_grpc.stores import DEFAULT_URL, StoreOpenError, open_store
 from a2a_grpc.stores.backup import backup, copy_file
 from a2a_grpc.stores.restore import restore
 
@@ -67,8 +67,8 @@ def run_admin(args: argparse.Namespace) -> int:
 async def _dead_letters(url: str, limit: int) -> int:
     try:
         store = await open_store(url)
-    except (OSError, RuntimeError, ValueError) as exc:
-        print(f"a2a-grpc: {exc}; check --store", file=sys.stderr)
+    except (StoreOpenError, ValueError) as exc:
+        print(f"a2a-grpc: {exc}", file=sys.stderr)
         return 1
     try:
         for d in await store.dead_letters(limit):

@@ -12,13 +12,14 @@ import json
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from aiohttp import web
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
-from a2a_grpc.app.carried_drain import follow, listen
-from a2a_grpc.app.carrier import CARRIED_ARGV
+from a2a_grpc.app.carried_drain import FOLDER, follow, listen
+from a2a_grpc.app.carrier import CARRIED_ARGV, FAILED, PLAIN
 from a2a_grpc.app.hangup import reload_all
 from a2a_grpc.app.http import start_operations
 from a2a_grpc.app.loading import load_agent, load_hosted, with_card
@@ -33,6 +34,7 @@ from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.observe import logs
 
 log = logging.getLogger("a2a_grpc")
+
 
 class CarriedApp:
     """A2AApp, made at the lifespan's start from the settings `serve` was given."""
@@ -77,7 +79,7 @@ class CarriedApp:
             if self.app is not None:
                 await self.app.stop()
 
-        await lifespan(receive, send, start, stop)
+        await lifespan(receive, send, start, stop, told)
 
     async def _made(self) -> A2AApp:
         name, hosted = self.settings.agent.agent, self.settings.agent.hosted
@@ -101,6 +103,18 @@ class CarriedApp:
         net = self.settings.network
         await drain(served.admission, served.readiness, served.grpc, served.bus,
                     served.handler, drain_notice(net, bool(self.settings.store.bus)), net.grace)
+
+
+def told(exc: Exception) -> bool:
+    """Why the app cannot start, for `serve` to say in its words (carrier.py);
+    True when that is all there is to say (no traceback to log)."""
+    plain = isinstance(exc, PLAIN)
+    text = str(exc) if plain else f"the app could not start: {type(exc).__name__}: {exc}"
+    code = 2 if isinstance(exc, ValueError) else 1
+    folder = os.environ.get(FOLDER)
+    if folder:
+        (Path(folder) / FAILED).write_text(f"{code}\n{text}")
+    return plain and bool(folder)
 
 
 def from_argv(argv: list[str]) -> ServeSettings:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from a2a_grpc.app import process
 from a2a_grpc.app.carried_drain import FOLDER, Asker
+from a2a_grpc.app.carried_envoy import EnvoyOutput, envoy_apart
 from a2a_grpc.app.carried_tls import EnvoyTls
 from a2a_grpc.app.http import http_interfaces
 from a2a_grpc.app.options import drain_notice, http_options
@@ -29,12 +30,25 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.app.workers import reserve
 from a2a_grpc.cards.card import host_port
-from a2a_grpc.core.extras import missing
+from a2a_grpc.core.extras import MissingExtraError, missing
+from a2a_grpc.grpc_edge.server import PortInUseError
+from a2a_grpc.stores import StoreInUseError, StoreOpenError
 
 log = logging.getLogger("a2a_grpc")
 CARRIED_ARGV = "A2A_GRPC_CARRIED_ARGV"  # the `serve` command line, for the carried app
 APP = "a2a_grpc.app.carried_app:app"
 STOPPING = 5.0  # seconds for what is left once the app has drained
+FAILED = "failed"  # in the FIFOs' folder: why the app could not start (carried_app.told)
+# What the app cannot start for that its message says in full, as `serve` on grpc.aio.
+PLAIN = (ValueError, MissingExtraError, StoreInUseError, StoreOpenError, PortInUseError)
+
+
+class CarriedFailure(Exception):
+    """The carried app did not start: why, as the app said it, and the exit code."""
+
+    def __init__(self, text: str, code: int) -> None:
+        super().__init__(text)
+        self.code = code
 
 
 async def close_connections(admin: str | None) -> None:
@@ -106,7 +120,9 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
     ports = [sock.getsockname()[1] for sock in held]
     asker = Asker()
+    output = EnvoyOutput()
     try:
+        await output.open()
         envoy_tls = None
         if net.tls_cert is not None and net.tls_key is not None:
             envoy_tls = EnvoyTls(TlsFiles(net.tls_cert, net.tls_key, net.tls_client_ca,
@@ -119,9 +135,11 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
             env={CARRIED_ARGV: json.dumps([*argv, "--http-port", str(ports[0]),
                                            "--grpc-port", str(ports[1])]),
                  FOLDER: str(asker.folder), process.WORKER_PID: str(os.getpid())},
-            stdout=None, stderr=None, **tls)
+            stdout=None, stderr=output.fd, **tls)
+        await _started(server, asker, output)
         return await _carried(server, asker, settings, ports, envoy_tls)
     finally:
+        await output.close()
         asker.close()
         for sock in held:
             sock.close()
@@ -154,10 +172,27 @@ def _reload(asker: Asker, tls: EnvoyTls | None) -> None:
         tls.reload()
 
 
+async def _started(server: Any, asker: Asker, output: EnvoyOutput) -> None:
+    """Envoy started, in a group of its own (carried_envoy.py); CarriedFailure
+    with the app's reason when it did not start."""
+    try:
+        with envoy_apart(asker.folder):
+            await server.start()
+    except Exception:
+        await output.close()
+        failed = asker.folder / FAILED
+        if failed.exists():
+            code, _, text = failed.read_text().partition("\n")
+            raise CarriedFailure(text, int(code)) from None
+        output.failed()
+        raise
+    output.spawned()
+    output.live()
+
+
 async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: list[int],
                    tls: EnvoyTls | None) -> int:
     net = settings.network
-    await server.start()
     worker = process.worker()  # under --workers the supervisor says "listening" once all are
     log.info("%s: gRPC on %s, HTTP on %s (carried by pyvoy: every binding on both)",
              "listening" if worker is None else f"worker {worker} ready",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Coroutine
 from pathlib import Path
@@ -14,8 +15,8 @@ from typing import Any
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
 from a2a_grpc.app.admin import ADMIN, add_admin, run_admin
-from a2a_grpc.app.carrier import carry
-from a2a_grpc.app.loading import load_agent, load_card, load_hosted, with_card
+from a2a_grpc.app.carrier import CarriedFailure, carry
+from a2a_grpc.app.loading import AgentLoadError, load_agent, load_card, load_hosted, with_card
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.serve import gateway, serve
 from a2a_grpc.app.settings import GROUPS, ServeSettings
@@ -28,7 +29,7 @@ from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
-from a2a_grpc.stores import StoreInUseError
+from a2a_grpc.stores import StoreInUseError, StoreOpenError
 
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
 BRIDGE_NETWORK = ("host", "http_port", "public_url", "keepalive", "max_body", "grace", "loop",
@@ -141,16 +142,19 @@ def main(argv: list[str] | None = None) -> int:
         else:
             run_loop(gateway(args.upstream, http_options(net), args.card, net.grace,
                              tuple(args.forward_header)), net.loop)
+    except CarriedFailure as exc:  # the carried app said why (carried_app.told)
+        return process.fail(str(exc), exc.code)
+    except AgentLoadError as exc:  # the agent's own code: no usage to show
+        return process.fail(str(exc), 2)
     except ValueError as exc:
+        if process.worker() is not None:
+            return process.fail(str(exc), 2)
         parser.error(str(exc))
-    except (MissingExtraError, StoreInUseError) as exc:
-        print(f"a2a-grpc: {exc}", file=sys.stderr)
-        return 1
     except PortInUseError as exc:
-        print(f"a2a-grpc: {exc}; pick another port with --grpc-port / --http-port",
-              file=sys.stderr)
-        return 1
-    except (OSError, RuntimeError) as exc:  # the store could not be opened or migrated
-        print(f"a2a-grpc: {exc}; check --store", file=sys.stderr)
-        return 1
+        return process.fail(f"{exc}; pick another port with --grpc-port / --http-port")
+    except BrokenPipeError:  # `a2a-grpc ... | head -1`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no 2nd error at exit
+        return 141  # as a shell reports SIGPIPE
+    except (MissingExtraError, StoreInUseError, StoreOpenError, OSError, RuntimeError) as exc:
+        return process.fail(str(exc))
     return 0

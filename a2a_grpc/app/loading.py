@@ -8,6 +8,7 @@ import inspect
 import os
 import re
 import sys
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,29 @@ def from_working_directory() -> None:
     here = os.getcwd()
     if "" not in sys.path and here not in sys.path:
         sys.path.insert(0, here)
+
+
+class AgentLoadError(ValueError):
+    """The agent's module was found but failed as it was imported: a
+    SyntaxError, or an exception its code raised. Said in one line, with the
+    file and line, rather than as a traceback."""
+
+
+def _import(module_name: str, spec: str, what: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError:
+        raise
+    except SyntaxError as exc:
+        where = f" ({exc.filename}, line {exc.lineno})" if exc.filename else ""
+        raise AgentLoadError(f"cannot load {what} {spec!r}: SyntaxError: {exc.msg}"
+                             f"{where}") from None
+    except Exception as exc:  # the module's own code raised as it ran
+        frames = traceback.extract_tb(exc.__traceback__)
+        user = [f for f in frames if "importlib" not in f.filename] or frames
+        where = f"{user[-1].filename}, line {user[-1].lineno}, " if user else ""
+        raise AgentLoadError(f"cannot load {what} {spec!r}: {type(exc).__name__}: {exc} "
+                             f"({where}importing {module_name})") from None
 
 
 # A hosted agent's name is a path segment of its URLs; these first segments are the server's.
@@ -83,7 +107,7 @@ def load_card(spec: str) -> AgentCard:
     module_name, _, attr = spec.partition(":")
     from_working_directory()
     try:
-        card = getattr(importlib.import_module(module_name), attr)
+        card = getattr(_import(module_name, spec, "the agent card"), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load the agent card {spec!r}: {exc}") from exc
     if callable(card) and not hasattr(card, "SerializeToString") and not hasattr(
@@ -109,7 +133,7 @@ def load_agent(spec: str) -> AgentExecutor | Awaitable[AgentExecutor]:
         raise ValueError(f"--agent wants MODULE:ATTR (e.g. myagents:Echo), got {spec!r}")
     from_working_directory()
     try:
-        obj = getattr(importlib.import_module(module_name), attr)
+        obj = getattr(_import(module_name, spec, "agent"), attr)
     except (ImportError, AttributeError) as exc:
         raise ValueError(f"cannot load agent {spec!r}: {exc}") from exc
     if inspect.iscoroutinefunction(obj):

@@ -197,16 +197,19 @@ class A2AApp:
 
 async def lifespan(receive: asgi.Receive, send: asgi.Send,
                    start: Callable[[], Awaitable[None]],
-                   stop: Callable[[], Awaitable[None]]) -> None:
+                   stop: Callable[[], Awaitable[None]],
+                   said: Callable[[Exception], bool] = lambda exc: False) -> None:
     """An ASGI lifespan scope: `start` at its start (a failure said to the
-    server, which then does not serve), `stop` at its end."""
+    server, which then does not serve; logged, unless `said(exc)` has told
+    it already), `stop` at its end."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             try:
                 await start()
             except Exception as exc:
-                log.exception("the A2A app could not start")
+                if not said(exc):
+                    log.exception("the A2A app could not start")
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
             await send({"type": "lifespan.startup.complete"})

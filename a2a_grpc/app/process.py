@@ -9,6 +9,7 @@ import ctypes.util
 import os
 import signal
 import socket
+import sys
 
 WORKER = "A2A_GRPC_WORKER"  # set by `serve --workers` in each worker: its number
 SUPERVISOR = "A2A_GRPC_SUPERVISOR"  # and the supervisor's pid
@@ -39,6 +40,17 @@ def notify(state: str) -> None:
             sock.sendto(f"{state}\nMAINPID={os.getpid()}".encode(), address)
     except OSError:
         pass  # a supervisor gone: nothing to tell
+
+
+def fail(message: str, code: int = 1) -> int:
+    """Say why this process cannot start, once: on stderr, or, in a worker of
+    `serve --workers`, to its supervisor, which says it for all of them (each
+    worker would say the same). Returns `code`, the exit status."""
+    if worker() is not None and os.environ.get("NOTIFY_SOCKET"):
+        notify("STATUS=" + message.replace("\n", " "))
+    else:
+        print(f"a2a-grpc: {message}", file=sys.stderr)
+    return code
 
 
 def stop_with_parent() -> None:

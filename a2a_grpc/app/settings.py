@@ -15,7 +15,6 @@ reads it from the three places.
 
 from __future__ import annotations
 
-import re
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from a2a_grpc.app.threads import POLICIES
 from a2a_grpc.auth.apikey import LOCATIONS
 from a2a_grpc.bus.local import BACKLOG_BYTES, BACKLOG_EVENTS
 from a2a_grpc.cards.card import grpc_address
-from a2a_grpc.stores import DEFAULT_URL
+from a2a_grpc.stores import DEFAULT_URL, shown
 
 
 def setting(default: Any, help: str, *, metavar: str | None = None,
@@ -167,7 +166,7 @@ class Store:
     @property
     def shown(self) -> str:
         """The store's URL fit for a log line (no password)."""
-        return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", self.url)
+        return shown(self.url)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,7 @@ class _Worker:
     started: float = 0.0
     pause: float = 0.0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    status: str = ""  # its last STATUS= (process.fail: why it cannot start)
 
 
 def reserve(host: str, port: int) -> socket.socket:
@@ -86,6 +87,8 @@ class Supervisor:
         self.hub: Hub | None = None
         self.bus = settings.store.bus
         self.ports = (0, 0)
+        self.failure: tuple[str, int] | None = None  # why the workers could not start, as
+        # one of them said it, and its exit code
         self.carried = settings.network.grpc_carrier == "pyvoy"
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 
@@ -97,17 +100,27 @@ class Supervisor:
         # another server is on, stops here. Counted here for the workers until the end:
         # on the hub they are one server, alone on the store (another group of workers
         # would be on another hub); on Redis, replicas among any others on it.
-        store = await open_store(self.settings.store.url, shards=len(self.workers))
+        # The ports first: one in use stops it before any store file is made.
+        net = self.settings.network
+        held = [reserve(net.host, net.http_port)]
         try:
-            await store.register_server(alone=not self.bus)
-            return await self._supervise()
+            held.append(reserve(net.host, net.grpc_port))
+            self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
+            store = await open_store(self.settings.store.url, shards=len(self.workers))
+            try:
+                await store.register_server(alone=not self.bus)
+                code = await self._supervise()
+            finally:
+                await store.close()
         finally:
-            await store.close()
+            for sock in held:
+                sock.close()
+        if self.failure:
+            return process.fail(*self.failure)
+        return code
 
     async def _supervise(self) -> int:
         net = self.settings.network
-        held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
-        self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
         loop = asyncio.get_running_loop()
         try:
             if not self.bus:
@@ -144,8 +157,6 @@ class Supervisor:
             self._notify.close()
             if self.hub is not None:
                 await self.hub.close()
-            for sock in held:
-                sock.close()
             shutil.rmtree(self.folder, ignore_errors=True)
 
     async def _start(self, worker: _Worker) -> None:
@@ -164,15 +175,18 @@ class Supervisor:
         log.info("worker %d started (pid %d)", worker.number, worker.proc.pid)
 
     def _heard(self) -> None:
-        """A worker's sd_notify datagram: READY=1 (with MAINPID=its pid)."""
+        """A worker's sd_notify datagram: READY=1, or STATUS=why it cannot start
+        (process.fail), with MAINPID=its pid."""
         with contextlib.suppress(BlockingIOError):
             while True:
                 fields = dict(line.split("=", 1) for line in
                               self._notify.recv(4096).decode().splitlines() if "=" in line)
                 for worker in self.workers:
-                    if worker.proc is not None and str(worker.proc.pid) == fields.get(
-                            "MAINPID") and fields.get("READY") == "1":
+                    if worker.proc is None or str(worker.proc.pid) != fields.get("MAINPID"):
+                        continue
+                    if fields.get("READY") == "1":
                         worker.ready.set()
+                    worker.status = fields.get("STATUS", worker.status)
 
     async def _all_ready(self) -> bool:
         """Every worker's READY=1, or False when one exits first (its log says why)."""
@@ -185,7 +199,11 @@ class Supervisor:
             for each in (ready, exited, stop):
                 each.cancel()
             if not worker.ready.is_set():
-                if worker.proc.returncode is not None:
+                self._heard()  # its last word may be read after its exit
+                if worker.proc.returncode is not None and worker.status:
+                    # what each worker would say, said once
+                    self.failure = (worker.status, worker.proc.returncode)
+                elif worker.proc.returncode is not None:
                     log.error("worker %d exited (code %s) before it was ready: stopping",
                               worker.number, worker.proc.returncode)
                 return False

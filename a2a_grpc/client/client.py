@@ -43,7 +43,7 @@ from a2a_grpc.client.credentials import (
     put_credentials,
     query_credentials,
 )
-from a2a_grpc.client.errors import AgentUnreachableError
+from a2a_grpc.client.errors import AgentDownError, AgentUnreachableError
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import ssl_context
 from a2a_grpc.client.transports import Transport
@@ -235,6 +235,7 @@ class A2AClient:
     async def _call(self, rpc: str, req: Message, out: type[M], *, idempotent: bool) -> M:
         req = self._scoped(req)
         attempt, renewed = 0, False
+        unreachable: UnavailableError | None = None  # the last attempt's, if it found no one
         while True:
             try:
                 headers = await self._headers(rpc)
@@ -254,28 +255,43 @@ class A2AClient:
                 if attempt > self.options.retries:
                     raise
                 await self._after(exc, rpc, attempt)
+            except AgentDownError:  # a retry waited for the server to come back: it did not
+                raise
             except (UnavailableError, TimeoutError) as exc:
                 attempt += 1
+                if isinstance(exc, TimeoutError):
+                    # after a connection failure, a whole timeout waiting for the agent
+                    # to come back: it is down; say so now, not after every retry's wait
+                    raise unreachable or self._no_answer(rpc) from None
+                unreachable = exc
                 if not idempotent or attempt > self.options.retries:
-                    if isinstance(exc, TimeoutError):
-                        raise AgentUnreachableError(
-                            f"{rpc} got no answer in {self.options.timeout:g} s") from None
                     raise
                 delay = self.options.backoff * 2 ** (attempt - 1)
                 log.info("%s failed (%s); retry %d in %.2f s", rpc, exc, attempt, delay)
                 await asyncio.sleep(delay)
 
+    def _no_answer(self, rpc: str) -> AgentUnreachableError:
+        return AgentUnreachableError(f"{rpc} got no answer from {self.interface.url} in "
+                                     f"{self.options.timeout:g} s")
+
     async def _open(self, rpc: str, req: Message, extra: Mapping[str, str] | None = None,
                     retry: bool = False, extensions: tuple[str, ...] = ()) -> EventStream:
         attempt = 0
+        unreachable: UnavailableError | None = None
         while True:
             try:
                 headers = await self._headers(rpc, extra, extensions)
                 async with asyncio.timeout(self.options.timeout):
                     return await self.transport.stream(rpc, req, headers,
                                                        retry=attempt > 0 or retry)
+            except TimeoutError:
+                raise unreachable or self._no_answer(rpc) from None
+            except AgentDownError:
+                raise
             except (UnavailableError, ResourceExhaustedError) as exc:
                 attempt += 1
+                if isinstance(exc, UnavailableError):
+                    unreachable = exc
                 if attempt > self.options.retries:
                     raise
                 await self._after(exc, rpc, attempt)

@@ -22,6 +22,10 @@ class AgentUnreachableError(UnavailableError):
     default_message = "The agent could not be reached"
 
 
+class AgentDownError(AgentUnreachableError):
+    """A retry found no server to connect to: not retried again."""
+
+
 class BadResponseError(A2AError):
     """The agent answered something that is not A2A (wrong format or status)."""
 

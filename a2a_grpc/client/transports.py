@@ -10,6 +10,7 @@ AgentUnreachableError.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from collections.abc import AsyncGenerator, Mapping
@@ -22,6 +23,7 @@ from google.protobuf.message import Message
 
 from a2a_grpc.client import activated, wire
 from a2a_grpc.client.errors import (
+    AgentDownError,
     AgentUnreachableError,
     BadResponseError,
     from_details,
@@ -38,6 +40,9 @@ from a2a_grpc.grpc_edge.upstream import error_of_call, grpc_numbers, read_events
 Headers = Mapping[str, str]
 DROPPED = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError,
            TimeoutError)
+
+
+RECONNECT_S = 1.0  # how long a gRPC retry waits for the server to be back
 
 
 class Transport(Protocol):
@@ -296,6 +301,21 @@ class GrpcTransport:
     async def close(self) -> None:
         await self.channel.close()
 
+    async def _reconnected(self, retry: bool) -> None:
+        """Before a retry after a connection failure: the channel connected again
+        within RECONNECT_S, else AgentUnreachableError (a server restarting is
+        back by then; a server that is down is said to be at once, not after
+        every retry has waited out the call's timeout)."""
+        if not retry:
+            return
+        try:
+            async with asyncio.timeout(RECONNECT_S):
+                await self.channel.channel_ready()
+        except TimeoutError:
+            raise AgentDownError(
+                f"cannot reach the A2A server at {self.target} (no connection in "
+                f"{RECONNECT_S:g} s); check that it runs") from None
+
     @staticmethod
     def _metadata(headers: Headers) -> list[tuple[str, str]]:
         return [(k.lower(), v) for k, v in headers.items()]
@@ -308,6 +328,7 @@ class GrpcTransport:
 
     async def call(self, rpc: str, req: Message, headers: Headers,
                    retry: bool = False) -> Message:
+        await self._reconnected(retry)
         metadata = self._metadata(headers)
         begun = wire.grpc_begin(self.target, rpc, metadata, req) if self.record else None
         try:
@@ -320,6 +341,7 @@ class GrpcTransport:
 
     async def stream(self, rpc: str, req: Message, headers: Headers,
                      retry: bool = False) -> EventStream:
+        await self._reconnected(retry)
         metadata = self._metadata(headers)
         begun = wire.grpc_begin(self.target, rpc, metadata, req) if self.record else None
         call = getattr(self._stub, rpc)(req, metadata=metadata, wait_for_ready=retry)

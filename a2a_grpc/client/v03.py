@@ -147,6 +147,7 @@ class Grpc03Transport(GrpcTransport):
         method = {"ListTaskPushNotificationConfigs": "ListTaskPushNotificationConfig"}.get(
             rpc, rpc)
         request = request_03(rpc, req)  # UnsupportedOperation for what 0.3 has not
+        await self._reconnected(retry)
         try:
             answer = await getattr(self._v03, method)(
                 request, metadata=self._metadata(headers), wait_for_ready=retry)
@@ -158,6 +159,7 @@ class Grpc03Transport(GrpcTransport):
                      retry: bool = False) -> EventStream:
         method = "TaskSubscription" if rpc == "SubscribeToTask" else rpc
         request = request_03(rpc, req)
+        await self._reconnected(retry)
         call = getattr(self._v03, method)(request, metadata=self._metadata(headers),
                                           wait_for_ready=retry)
         try:

@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from a2a_grpc.core.extras import missing
+from a2a_grpc.core.extras import MissingExtraError, missing
 from a2a_grpc.stores.base import (
     COMMITTED,
     Appended,
@@ -25,6 +26,7 @@ from a2a_grpc.stores.base import (
 from a2a_grpc.stores.errors import (
     MessageTakenError,
     StoreInUseError,
+    StoreOpenError,
     StoreUnavailableError,
     TaskFencedError,
 )
@@ -42,12 +44,14 @@ __all__ = [
     "PushStore",
     "Scope",
     "StoreInUseError",
+    "StoreOpenError",
     "StoreUnavailableError",
     "StoredTask",
     "TaskFencedError",
     "TaskLog",
     "TaskStore",
     "open_store",
+    "shown",
     "store_for",
 ]
 
@@ -86,7 +90,19 @@ def store_for(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
     raise ValueError(f"unknown store {url!r}: use memory, sqlite:///PATH or postgresql://...")
 
 
+def shown(url: str) -> str:
+    """A store's URL fit for a log line or an error (no password)."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+
+
 async def open_store(url: str, shard: int | None = None, shards: int = 0) -> TaskStore:
+    """The store a URL names, opened (created or migrated as needed): ValueError
+    for a URL that names none, StoreOpenError for one that cannot be opened."""
     store = store_for(url, shard, shards)
-    await store.open()
+    try:
+        await store.open()
+    except (StoreInUseError, MissingExtraError):
+        raise
+    except Exception as exc:  # sqlite3, asyncpg, OSError: what the URL names is not there
+        raise StoreOpenError(shown(url), exc) from exc
     return store

@@ -1,6 +1,6 @@
 """What a store raises: a store that cannot answer now (retryable for a
 caller), an append the fence refused, a send whose message id another server
-recorded first, and a store another server holds (at start-up)."""
+recorded first, a store another server holds, and one that cannot be opened (at start-up)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,18 @@ class StoreInUseError(RuntimeError):
                    f"own hub) is serving {where}: replicas need every server on the store on "
                    "one bus; stop it, or start it again with --bus, first")
         super().__init__(why)
+
+
+class StoreOpenError(RuntimeError):
+    """The store named by --store could not be opened or migrated (a folder that
+    is not there, a file that is not a database, a server that refused): said
+    with what to check, which other start-up failures are not."""
+
+    def __init__(self, url: str, error: BaseException) -> None:
+        said = str(error)  # a store's own words may name it already
+        if not said.startswith("cannot open"):
+            said = f"cannot open the store {url}: {said}"
+        super().__init__(f"{said}; check --store")
 
 
 class TaskFencedError(StoreUnavailableError):

@@ -117,7 +117,9 @@ class SqliteTaskStore(SqlTaskStore):
 
     async def open(self) -> None:
         def connect() -> None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.is_dir():  # a typo would serve an empty store
+                raise FileNotFoundError(f"there is no folder {self.path.parent}: make it "
+                                        "first, or name another")
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                    timeout=self.busy_timeout_ms / 1000)
             for pragma in ("journal_mode=WAL", "synchronous=NORMAL",

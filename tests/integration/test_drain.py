@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import uuid
 from pathlib import Path
@@ -98,6 +99,32 @@ async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
         assert await asyncio.wait_for(asyncio.to_thread(server.proc.wait), 20) == 0
         log = server.log()
         assert "drained: 1 stream(s) ended" in log and "1 task(s) still running" in log
+    finally:
+        reap(server.proc)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("carrier", carriers())
+async def test_a_signal_to_the_process_group_drains(carrier: str, sig: int) -> None:
+    """Ctrl-C in a terminal (SIGINT to the foreground process group), or `timeout`'s
+    SIGTERM to its command's group: the server drains as on a signal to it alone,
+    the open stream ends with its resumable error, on both carriers (on pyvoy,
+    Envoy is in a group of its own, so it is drained, not stopped at once)."""
+    server = await start_server("serve", "--store", "memory", "--drain-notice", "0",
+                                "--grace", "2", "--grpc-carrier", carrier, group=True)
+    try:
+        async with aiohttp.ClientSession() as streaming:
+            stream = await streaming.post(server.url + "/", headers=V10,
+                                          json=rpc("SendStreamingMessage", send_params("slow 30")))
+            await _next_data(stream)
+            os.killpg(server.proc.pid, sig)
+            rest = (await asyncio.wait_for(stream.text(), 20)).strip().split("\n\n")
+        last = json.loads(rest[-1].split("data: ", 1)[1])
+        assert last["error"]["code"] == -32000, rest[-1]
+        assert await asyncio.wait_for(asyncio.to_thread(server.proc.wait), 20) == 0
+        log = server.log()
+        assert "drained: 1 stream(s) ended" in log, log
+        assert "could not drain" not in log and "calls in progress" not in log, log
     finally:
         reap(server.proc)
 
