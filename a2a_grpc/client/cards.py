@@ -98,8 +98,8 @@ async def card_in_catalog(session: aiohttp.ClientSession, url: str, agent: str) 
             if not isinstance(entry.get("url"), str):
                 raise BadResponseError(f"the catalog's entry for {agent!r} names no card URL")
             return str(entry["url"])
-    names = ", ".join(str(e.get("identifier", "?")) for e in entries) or "none"
-    raise NoUsableInterfaceError(f"no agent {agent!r} in the catalog at {url} (it lists {names})")
+    names = ", ".join(_names(entries)) or "none"
+    raise NoUsableInterfaceError(f"no agent {agent!r} at {url} (it hosts {names})")
 
 
 async def hosted_names(session: aiohttp.ClientSession, url: str) -> list[str]:
@@ -109,6 +109,11 @@ async def hosted_names(session: aiohttp.ClientSession, url: str) -> list[str]:
         entries = await fetch_catalog(session, url)
     except (BadResponseError, AgentUnreachableError):
         return []
+    return _names(entries)
+
+
+def _names(entries: list[dict[str, Any]]) -> list[str]:
+    """The agents' names, as --agent takes them (an identifier's last part)."""
     return [str(e.get("identifier", "")).rsplit(":", 1)[-1].rsplit("/", 1)[-1]
             for e in entries if e.get("identifier")]
 

@@ -92,8 +92,10 @@ class A2AClient:
             trace_configs=[wire.trace_config()] if options.record else None)
         try:
             if url.startswith(("grpc://", "grpcs://")):
+                # no card to read: a hosted agent is named by the calls' tenant
                 card = pb.AgentCard(name=url, supported_interfaces=[pb.AgentInterface(
-                    url=url, protocol_binding="GRPC", protocol_version=CURRENT_VERSION)])
+                    url=url, protocol_binding="GRPC", protocol_version=CURRENT_VERSION,
+                    tenant=options.agent or "")])
                 card.capabilities.streaming = True
                 card.capabilities.extensions.add(uri=RESUMABLE_STREAMS.uri)
             else:

@@ -31,7 +31,7 @@ from a2a_grpc.cards.errors import CardSignatureError
 from a2a_grpc.client.client import A2AClient
 from a2a_grpc.client.credentials import ClientCredentialsGrant
 from a2a_grpc.client.options import ClientOptions
-from a2a_grpc.client.output import EXIT, Output
+from a2a_grpc.client.output import EXIT, Output, exit_for
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.generated import a2a_pb2 as pb
 
@@ -119,7 +119,7 @@ def options_of(args: argparse.Namespace) -> ClientOptions:
     for item in args.header:
         name, sep, value = item.partition(":")
         if not sep or not name.strip():
-            raise SystemExit(f"a2a-grpc: --header wants NAME:VALUE, got {item!r}")
+            raise UsageError(f"--header wants NAME:VALUE, got {item!r}")
         headers[name.strip()] = value.strip()
     basic = grant = None
     if args.user:
@@ -140,7 +140,7 @@ def _secret(variable: str, flag: str) -> str:
     """A secret from the environment (a command line is visible to every user)."""
     value = os.environ.get(variable)
     if not value:
-        raise SystemExit(f"a2a-grpc: {flag} needs the secret in ${variable}")
+        raise UsageError(f"{flag} needs the secret in ${variable}")
     return value
 
 
@@ -153,7 +153,7 @@ async def run(args: argparse.Namespace) -> int:
         print(f"a2a-grpc: {type(exc).__name__}: {exc.message}", file=sys.stderr)
         for v in exc.violations:
             print(f"  {v.field}: {v.description}", file=sys.stderr)
-        return 4
+        return exit_for(exc)
 
 
 async def _verify(client: A2AClient, args: argparse.Namespace) -> int:
@@ -244,7 +244,7 @@ def _state(name: str) -> pb.TaskState:
     except ValueError:
         names = [pb.TaskState.Name(v).removeprefix("TASK_STATE_").lower()
                  for v in pb.TaskState.values() if v]
-        raise SystemExit(f"a2a-grpc: --status {name!r}: use one of {', '.join(names)}") from None
+        raise UsageError(f"--status {name!r}: use one of {', '.join(names)}") from None
 
 
 def _attachments(files: list[Path], data: str | None) -> list[pb.Part]:
@@ -253,14 +253,14 @@ def _attachments(files: list[Path], data: str | None) -> list[pb.Part]:
         try:
             raw = path.read_bytes()
         except OSError as exc:
-            raise SystemExit(f"a2a-grpc: cannot read {path}: {exc.strerror}") from None
+            raise UsageError(f"cannot read {path}: {exc.strerror}") from None
         media = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         parts.append(pb.Part(raw=raw, filename=path.name, media_type=media))
     if data is not None:
         try:
             value = json.loads(data)
         except ValueError as exc:
-            raise SystemExit(f"a2a-grpc: --data is not JSON: {exc}") from None
+            raise UsageError(f"--data is not JSON: {exc}") from None
         part = pb.Part(media_type="application/json")
         json_format.ParseDict(value, part.data)
         parts.append(part)
@@ -268,6 +268,10 @@ def _attachments(files: list[Path], data: str | None) -> list[pb.Part]:
 
 
 SCHEMES = ("http://", "https://", "grpc://", "grpcs://")
+
+
+class UsageError(Exception):
+    """A flag's value that cannot be used: exit status 2, as argparse's own."""
 
 
 def main_for(args: argparse.Namespace) -> int:
@@ -278,6 +282,9 @@ def main_for(args: argparse.Namespace) -> int:
         return 2  # a usage mistake, as argparse's own
     try:
         return asyncio.run(run(args))
+    except UsageError as exc:
+        print(f"a2a-grpc: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # Ctrl-C on a stream or a subscription: the user's wish
         return 130
 

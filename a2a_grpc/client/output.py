@@ -11,12 +11,33 @@ from typing import Any, TextIO
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from a2a_grpc.client.errors import BadResponseError, NoUsableInterfaceError
 from a2a_grpc.core import lifecycle, states
-from a2a_grpc.core.errors import A2AError
+from a2a_grpc.core.errors import (
+    A2AError,
+    InternalError,
+    InvalidAgentResponseError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    ParseError,
+    ResourceExhaustedError,
+    UnavailableError,
+    VersionNotSupportedError,
+)
 from a2a_grpc.generated import a2a_pb2 as pb
 
 EXIT = {states.COMPLETED: 0, states.FAILED: 1, states.REJECTED: 1, states.CANCELED: 1,
         states.INPUT_REQUIRED: 3, states.AUTH_REQUIRED: 3}
+# Exit status 4: the agent could not be reached or understood, or refuses everyone
+# for now; any other A2A error is its answer to this request (no such task, not
+# cancelable, invalid parameters, not allowed, ...): 6. Usage mistakes are 2.
+UNREACHED = (UnavailableError, ResourceExhaustedError, BadResponseError, NoUsableInterfaceError,
+             ParseError, InvalidRequestError, MethodNotFoundError, VersionNotSupportedError,
+             InternalError, InvalidAgentResponseError)
+
+
+def exit_for(error: A2AError) -> int:
+    return 4 if isinstance(error, UNREACHED) else 6
 
 
 def _text(msg: pb.Message) -> str:

@@ -79,6 +79,7 @@ def test_port_in_use_says_what_to_do(flags: tuple[str, ...], tmp_path: Path) -> 
     assert done.returncode == 1
     assert f"127.0.0.1:{port}" in done.stderr and "--grpc-port" in done.stderr, done.stderr
     assert "check --store" not in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []  # said before any store file is made
 
 
 @pytest.mark.parametrize("flags", [(), ("--grpc-carrier", "pyvoy"),

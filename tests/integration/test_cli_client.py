@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import pty
+import socket
 import sys
 from pathlib import Path
 
@@ -68,7 +69,7 @@ async def test_send_and_exit_statuses(url: str, binding: str) -> None:
     code, out, _ = await cli("send", url, "reply hi", "--binding", binding)
     assert (code, out) == (0, "agent: hi\n")
     code, _, err = await cli("get", url, "nope", "--binding", binding)
-    assert code == 4 and "TaskNotFoundError" in err
+    assert code == 6 and "TaskNotFoundError" in err
 
 
 async def test_json_mode_is_one_object_per_line(url: str) -> None:
@@ -208,3 +209,45 @@ async def test_ctrl_c_on_a_stream_ends_it_without_a_traceback(url: str) -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 130, err.decode()
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
+
+
+async def test_exit_statuses_tell_usage_connection_and_refusal_apart(
+        url: str, tmp_path: Path) -> None:
+    """docs/client.md's statuses: 2 a usage mistake, 4 no agent to talk to, 6 the
+    agent's refusal of this request; each with a message, never a traceback."""
+    for flags, says in [(("--header", "nocolon"), "NAME:VALUE"),
+                        (("--data", "{not json"), "--data is not JSON"),
+                        (("--file", str(tmp_path / "absent.txt")), "cannot read")]:
+        code, _, err = await cli("send", url, "hi", *flags)
+        assert (code, "Traceback" in err) == (2, False) and says in err, err
+    code, _, err = await cli("list", url, "--status", "sleepy")
+    assert code == 2 and "--status 'sleepy'" in err, err
+    for binding in ("grpc", "jsonrpc", "rest"):
+        code, _, err = await cli("get", url, "no-such-task", "--binding", binding)
+        assert code == 6 and "TaskNotFoundError" in err, (binding, err)
+    code, _, err = await cli("cancel", url, "no-such-task")
+    assert code == 6, err
+
+
+@pytest.mark.parametrize("verb", [("get", "t-1"), ("stream", "hi"), ("subscribe", "t-1")])
+async def test_a_grpc_server_that_is_down_is_said_at_once(verb: tuple[str, str]) -> None:
+    """Not after each retry has waited out --timeout (60 s here: 4 minutes in
+    all), and never an empty message."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    code, _, err = await cli(verb[0], f"grpc://127.0.0.1:{port}", verb[1], "--timeout", "60")
+    assert code == 4 and "cannot reach the A2A server at 127.0.0.1" in err, err
+
+
+async def test_a_closed_pipe_ends_the_command_quietly(url: str) -> None:
+    """`a2a-grpc card URL | head -1`: the reader left; no traceback, no store hint."""
+    read, write = os.pipe()
+    os.close(read)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "a2a_grpc", "card", url, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=write,
+        stderr=asyncio.subprocess.PIPE)
+    os.close(write)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert (proc.returncode, err.decode()) == (141, "")

@@ -6,6 +6,7 @@ under /NAME, and replicas on PostgreSQL and Redis serve both."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import uuid
@@ -217,6 +218,26 @@ def test_the_cli_without_a_name_is_told_the_agents(hosting: Server) -> None:
     assert done.returncode == 4, done.stderr  # an A2A error's, as for an unknown --agent
     assert (f"{hosting.url} hosts several agents (echo, words): name one with --agent NAME "
             f"(ClientOptions(agent=NAME)), or call {hosting.url}/NAME") in done.stderr
+
+
+def test_the_cli_names_the_agent_on_grpc_and_lists_names_for_an_unknown_one(
+        hosting: Server) -> None:
+    """`--agent NAME` on a grpc:// URL (no card to read there) names the agent,
+    as on HTTP; an unknown one is told the agents' names, not the catalog's URNs."""
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "a2a_grpc", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+
+    target = f"grpc://127.0.0.1:{hosting.grpc_port}"
+    sent = cli("send", target, "--agent", "words", "--json", "one two three")
+    assert sent.returncode == 0 and "3 words" in sent.stdout, sent.stderr
+    listed = cli("list", target, "--agent", "words", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout.splitlines()[0])["totalSize"] >= 1, listed.stdout
+    unknown = cli("send", hosting.url, "--agent", "nobody", "hi")
+    assert unknown.returncode == 4, unknown.stderr
+    assert f"no agent 'nobody' at {hosting.url} (it hosts echo, words)" in unknown.stderr
+    assert "urn:" not in unknown.stderr
 
 
 def test_bad_names_are_refused_at_start() -> None:

@@ -1,0 +1,76 @@
+"""What `serve` says when it cannot start, on every carrier and under
+--workers: one line naming what is wrong and where, said once (not once per
+worker), no traceback, no Envoy configuration, and "check --store" only for
+the store; and nothing left behind (no store made in a folder that is not
+there, no store files when the port is taken)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.carried import carriers
+from tests.processes import ROOT
+
+MODES = [(), *(("--grpc-carrier", c) if isinstance(c, str) else
+               pytest.param(("--grpc-carrier", "pyvoy"), marks=c.marks)
+               for c in carriers() if c != "grpc.aio"),
+         ("--workers", "2"), ("--workers", "2", "--grpc-carrier", "pyvoy")]
+IDS = ["grpc.aio", "pyvoy", "workers", "workers-pyvoy"]
+
+
+def serve(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    if "pyvoy" in flags:
+        pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
+    if "--store" not in flags:
+        flags = (*flags, "--store", f"sqlite:///{tmp_path / 'tasks.db'}")
+    return subprocess.run([sys.executable, "-m", "a2a_grpc", "serve", "--http-port", "0",
+                           "--grpc-port", "0", *flags], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=90)
+
+
+def said(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """What it said as its reason: the lines that are not log lines."""
+    return [line for line in done.stderr.splitlines()
+            if line and not line[:4].isdigit()]  # log lines begin with the date
+
+
+@pytest.mark.parametrize("mode", MODES, ids=IDS)
+@pytest.mark.parametrize(("source", "says"), [
+    ("x = (\n", "SyntaxError: '(' was never closed ({path}, line 1)"),
+    ("import os\nraise RuntimeError('boom at import')\n",
+     "RuntimeError: boom at import ({path}, line 2, importing broken)")],
+    ids=["syntax", "raises"])
+def test_an_agent_that_cannot_be_imported_is_said_in_one_line(
+        tmp_path: Path, mode: tuple[str, ...], source: str, says: str) -> None:
+    (tmp_path / "broken.py").write_text(source)
+    done = serve(tmp_path, "--agent", "broken:Agent", *mode)
+    expected = ("a2a-grpc: cannot load agent 'broken:Agent': "
+                + says.format(path=tmp_path / "broken.py"))
+    assert (done.returncode, said(done)) == (2, [expected]), done.stderr
+    assert "Traceback" not in done.stderr and "Envoy" not in done.stderr
+
+
+@pytest.mark.parametrize("mode", MODES, ids=IDS)
+def test_a_store_in_a_folder_that_is_not_there_is_refused(
+        tmp_path: Path, mode: tuple[str, ...]) -> None:
+    typo = tmp_path / "dta" / "tasks.db"
+    done = serve(tmp_path, "--store", f"sqlite:///{typo}", *mode)
+    assert done.returncode == 1, done.stderr
+    [line] = said(done)
+    assert f"there is no folder {typo.parent}" in line and line.endswith("; check --store")
+    assert not typo.parent.exists()
+
+
+def test_only_store_errors_are_told_to_check_the_store(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("raise OSError('no such device')\n")
+    done = serve(tmp_path, "--agent", "broken:Agent")
+    assert done.returncode == 2 and "no such device" in done.stderr, done.stderr
+    assert "check --store" not in done.stderr
+    done = serve(tmp_path, "--store", "postgresql://nobody@127.0.0.1:1/none")
+    assert done.returncode == 1 and said(done)[0].startswith(
+        "a2a-grpc: cannot open the store postgresql://nobody@127.0.0.1:1/none"), done.stderr
+    assert said(done)[0].endswith("; check --store")
