@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any, cast
 
@@ -106,9 +107,30 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
         # unknown enum names (json_format's ignore mode would quietly zero them).
         return json_format.ParseDict(_known(data, cast(Descriptor, cls.DESCRIPTOR)), cls())
     except (json_format.ParseError, ValueError, TypeError) as exc:
+        said = plainly(str(exc))
         raise InvalidParamsError(
-            f"invalid {where}: {exc}", violations=[FieldViolation(where, str(exc))]
+            f"invalid {where}: {said}", violations=[FieldViolation(where, said)]
         ) from None
+
+
+_JSON_TYPES = {"int": "a number", "float": "a number", "bool": "true or false",
+               "list": "an array", "dict": "an object", "NoneType": "null"}
+_PLAINLY = [
+    (re.compile(r"\ba2a_grpc\.(lf\.a2a\.v1\.)"), r"\1"),  # the wire's package name
+    (re.compile(r"invalid literal for int\(\) with base 10: "), "not an integer: "),
+    (re.compile(r"could not convert string to float: "), "not a number: "),
+    (re.compile(r"expected string or bytes-like object, got '(\w+)'"),
+     lambda m: f"expected a string, got {_JSON_TYPES.get(m[1], m[1])}"),
+    (re.compile(r"\.\.+$"), "."),
+]
+
+
+def plainly(said: str) -> str:
+    """json_format's words for a value that does not fit, without Python's
+    (an int() call, a bytes-like object) or our module's package name."""
+    for pattern, plain in _PLAINLY:
+        said = pattern.sub(plain, said)  # type: ignore[arg-type]
+    return said
 
 
 def _known(data: Any, desc: Descriptor) -> Any:

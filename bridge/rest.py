@@ -40,16 +40,20 @@ from a2a_grpc.core.methods import METHODS, Method, Route
 CONTENT_TYPE = "application/a2a+json"
 SERVICE_PARAMETERS = {"a2a-version", "a2a-extensions"}
 
-def error_body(exc: BaseException) -> dict[str, Any]:
+def error_body(exc: BaseException, http_status: int | None = None) -> dict[str, Any]:
+    """google.rpc.Status as JSON; its `code` is the answer's HTTP status."""
     err = public(exc)
     code, status = codec.error_details(err)
-    return {"error": {"code": wire_of(err).http, "status": code_pb2.Code.Name(code),
+    return {"error": {"code": http_status or wire_of(err).http,
+                      "status": code_pb2.Code.Name(code),
                       "message": err.message, "details": status.get("details", [])}}
 
 
-def error_response(exc: BaseException, http_status: int | None = None) -> Answer:
+def error_response(exc: BaseException, http_status: int | None = None,
+                   headers: dict[str, str] | None = None) -> Answer:
     status = http_status or wire_of(public(exc)).http
-    return codec.json_response(error_body(exc), "application/json", status, refusal_headers(exc))
+    return codec.json_response(error_body(exc, status), "application/json", status,
+                               {**refusal_headers(exc), **(headers or {})})
 
 
 class RestEndpoints:
@@ -155,4 +159,4 @@ def unmatched(method: str, path: str, allowed: set[str]) -> Answer:
             f"no A2A operation at {method} {path}"), http_status=404)
     return error_response(MethodNotFoundError(
         f"{method} is not allowed on {path}; use " + ", ".join(sorted(allowed))),
-        http_status=405)
+        http_status=405, headers={"Allow": ", ".join(sorted(allowed))})

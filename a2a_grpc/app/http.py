@@ -27,6 +27,9 @@ from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe.metrics import Metrics
 
 
+LONGEST = 60 * 1024  # a request line or a header field
+
+
 class Drains(Protocol):
     """What says the server is shutting down (health.Readiness, or `Draining`)."""
 
@@ -74,7 +77,11 @@ async def start_http(service: A2AService, card: AgentCard, options: HttpOptions,
         reloader = Reloader(options.tls, ssl_context)
         reloader.start()
         app.on_cleanup.append(lambda _: reloader.stop())
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace)
+    # A request line or header up to Envoy's limit (60 KiB, the pyvoy carrier's)
+    # reaches the app, which answers in the spec's error shape; aiohttp's own
+    # limit (8 KiB) answered a long task id's URL in plain text.
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=grace,
+                           max_line_size=LONGEST, max_field_size=LONGEST)
     await runner.setup()
     site = web.TCPSite(runner, options.host, options.port, ssl_context=ssl_context,
                        reuse_port=options.reuse_port or None)

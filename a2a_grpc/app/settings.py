@@ -38,9 +38,25 @@ def setting(default: Any, help: str, *, metavar: str | None = None,
         "help": help, "metavar": metavar, "choices": choices, "convert": convert, "flag": flag})
 
 
+def number(text: str) -> int:
+    """A whole number, said so when it is not (not int()'s own words)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+
+
+def decimal(text: str) -> float:
+    """A number, said so when it is not (not float()'s own words)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
+
+
 def port(text: str) -> int:
     """A TCP port, 0 to 65535 (0: the system picks one); a larger one would wrap."""
-    value = int(text)
+    value = number(text)
     if not 0 <= value <= 65535:
         raise ValueError(f"{value} is not a TCP port (0 to 65535)")
     return value

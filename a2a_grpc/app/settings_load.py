@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc.app.settings import GROUPS, ServeSettings
+from a2a_grpc.app.settings import GROUPS, ServeSettings, decimal, number
 
 ENV_PREFIX = "A2A_GRPC_"
 
@@ -54,7 +54,12 @@ def _text(f: dataclasses.Field[Any], base: type[Any], text: str) -> Any:
     choices = f.metadata.get("choices")
     if choices and text not in choices:
         raise ValueError(f"{text!r} is not one of {', '.join(choices)}")
-    return (f.metadata.get("convert") or base)(text)
+    return _converter(f, base)(text)
+
+
+def _converter(f: dataclasses.Field[Any], base: type[Any]) -> Callable[[str], Any]:
+    """A setting's own conversion, else its type's, said in plain words."""
+    return f.metadata.get("convert") or {int: number, float: decimal}.get(base, base)
 
 
 def add_flags(parser: argparse.ArgumentParser, *groups: str,
@@ -86,7 +91,7 @@ def add_flags(parser: argparse.ArgumentParser, *groups: str,
 
 
 def _argtype(group: type[Any], f: dataclasses.Field[Any], base: type[Any]) -> Callable[[str], Any]:
-    convert = f.metadata.get("convert") or base
+    convert = _converter(f, base)
 
     def parse(text: str) -> Any:
         try:
@@ -159,7 +164,7 @@ def _one(f: dataclasses.Field[Any], base: type[Any], value: Any) -> Any:
     if base is bool and isinstance(value, bool):
         return value
     if base is float and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        return _converter(f, base)(str(value))  # its own checks: a duration is positive
     if base is int and isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return _converter(f, base)(str(value))  # a port's range
     raise TypeError(f"{value!r} is not of type {base.__name__}")

@@ -6,10 +6,13 @@ import json
 import uuid
 from typing import Any
 
+import aiohttp
 import pytest
 
 from a2a_grpc.bridge import BridgeConfig
+from tests.carried import carriers
 from tests.conftest import Stack, StackFactory
+from tests.processes import reap, start_server
 
 MSG = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
 
@@ -171,3 +174,50 @@ async def test_version_as_query_parameter(s: Stack) -> None:
     assert (status, reason(body)) == (400, "VERSION_NOT_SUPPORTED")
     status, body = await req(s, "GET", "/tasks", params={"A2A-Version": "1.0"})
     assert status == 200
+
+
+async def test_an_error_bodys_code_is_the_answers_status(s: Stack) -> None:
+    """google.rpc.Status's `code` in the body says what the HTTP status says (a
+    405 said 404 in its body, a 413 said 400), and a 405 names what is allowed."""
+    big = {"message": {**MSG, "parts": [{"text": "x" * 100_000}]}}
+    for verb, path, body in [("PUT", "/message:send", {"message": MSG}),
+                             ("GET", "/no/such/thing", None), ("POST", "/message:send", big),
+                             ("GET", "/tasks/nope", None)]:
+        status, answer = await req(s, verb, path, body)
+        assert answer["error"]["code"] == status, (verb, path, answer)
+    async with s.session.put(s.base_url + "/message:send") as resp:
+        assert (resp.status, resp.headers.get("Allow")) == (405, "POST")
+    async with s.session.delete(s.base_url + "/.well-known/agent-card.json") as resp:
+        assert (resp.status, resp.headers.get("Allow")) == (405, "GET, HEAD")
+
+
+async def test_error_texts_speak_of_the_wire_not_of_python(s: Stack) -> None:
+    """What does not fit is named as the wire names it: the package lf.a2a.v1 (not
+    the module's), JSON's types and plain words (not int()'s or re's)."""
+    cases = [
+        ({"message": {**MSG, "role": "ROLE_BOSS"}},
+         "Invalid enum value ROLE_BOSS for enum type lf.a2a.v1.Role"),
+        ({"message": {**MSG, "messageId": 5}}, "expected a string, got a number"),
+    ]
+    for body, says in cases:
+        status, answer = await req(s, "POST", "/message:send", body)
+        message = answer["error"]["message"]
+        assert status == 400 and says in message and "a2a_grpc" not in message, message
+        assert not message.endswith(".."), message
+    status, answer = await req(s, "GET", "/tasks", params={"pageSize": "abc"})
+    assert status == 400 and "not an integer: 'abc'" in answer["error"]["message"], answer
+
+
+@pytest.mark.parametrize("carrier", carriers())
+async def test_a_long_url_is_answered_in_the_spec_shape(carrier: str) -> None:
+    """A task id of 10,000 characters: aiohttp's own limit (8 KiB) answered it in
+    plain text; up to Envoy's 60 KiB the app answers, on both carriers."""
+    server = await start_server("serve", "--grpc-carrier", carrier)
+    try:
+        async with aiohttp.ClientSession() as http, http.get(
+                f"{server.url}/tasks/{'a' * 10_000}", headers={"A2A-Version": "1.0"}) as resp:
+            body = await resp.json(content_type=None)
+        assert resp.status == 404 and body["error"]["code"] == 404, body
+        assert body["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+    finally:
+        reap(server.proc)

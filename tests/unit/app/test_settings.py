@@ -76,6 +76,10 @@ allow_http_push = true
     ("", {"A2A_GRPC_ALLOW_HTTP_PUSH": "maybe"}, "A2A_GRPC_ALLOW_HTTP_PUSH: 'maybe' is not true"),
     ("", {"A2A_GRPC_GRPC_PUBLIC_ADDRESS": "grpc://"}, "A2A_GRPC_GRPC_PUBLIC_ADDRESS"),
     ("not toml = = ", {}, "--config"),
+    ("", {"A2A_GRPC_HTTP_PORT": "abc"}, "A2A_GRPC_HTTP_PORT: 'abc' is not a whole number"),
+    ("", {"A2A_GRPC_KEEPALIVE": "soon"}, "A2A_GRPC_KEEPALIVE: 'soon' is not a number"),
+    ("[network]\ngrpc_port = 99999", {}, "99999 is not a TCP port (0 to 65535)"),
+    ("[network]\nhttp_port = 'x'", {}, "'x' is not a whole number"),
 ])
 def test_bad_settings_say_which_and_where(tmp_path: Path, toml: str, env: dict[str, str],
                                           error: str) -> None:
