@@ -26,7 +26,6 @@ from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe.metrics import Metrics
 
-
 LONGEST = 60 * 1024  # a request line or a header field
 
 
