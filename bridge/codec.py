@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
@@ -115,7 +116,7 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
 
 _JSON_TYPES = {"int": "a number", "float": "a number", "bool": "true or false",
                "list": "an array", "dict": "an object", "NoneType": "null"}
-_PLAINLY = [
+_PLAINLY: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
     (re.compile(r"\ba2a_grpc\.(lf\.a2a\.v1\.)"), r"\1"),  # the wire's package name
     (re.compile(r"invalid literal for int\(\) with base 10: "), "not an integer: "),
     (re.compile(r"could not convert string to float: "), "not a number: "),
@@ -129,7 +130,7 @@ def plainly(said: str) -> str:
     """json_format's words for a value that does not fit, without Python's
     (an int() call, a bytes-like object) or our module's package name."""
     for pattern, plain in _PLAINLY:
-        said = pattern.sub(plain, said)  # type: ignore[arg-type]
+        said = pattern.sub(plain, said)
     return said
 
 

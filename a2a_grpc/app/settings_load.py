@@ -59,7 +59,9 @@ def _text(f: dataclasses.Field[Any], base: type[Any], text: str) -> Any:
 
 def _converter(f: dataclasses.Field[Any], base: type[Any]) -> Callable[[str], Any]:
     """A setting's own conversion, else its type's, said in plain words."""
-    return f.metadata.get("convert") or {int: number, float: decimal}.get(base, base)
+    convert: Callable[[str], Any] = (f.metadata.get("convert")
+                                     or {int: number, float: decimal}.get(base, base))
+    return convert
 
 
 def add_flags(parser: argparse.ArgumentParser, *groups: str,
