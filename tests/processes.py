@@ -32,7 +32,7 @@ def unused_port() -> int:
 
 
 # What `serve` and `bridge` log once bound: the ports they really got.
-LISTENING = re.compile(r"listening: (?:gRPC on \S+:(\d+), )?HTTP on \S+:(\d+)")
+LISTENING = re.compile(r"listening: (?:gRPC on \S+:(\d+), )?HTTPS? on \S+:(\d+)")
 
 
 @dataclass

@@ -119,6 +119,8 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     # told both before it starts, and its card names them.
     held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
     ports = [sock.getsockname()[1] for sock in held]
+    loop = "asyncio" if net.loop == "asyncio" else "uvloop"
+    log.info("event loop: %s (the app's, in Envoy)", loop)
     asker = Asker()
     output = EnvoyOutput()
     try:
@@ -131,7 +133,7 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
                 raise ValueError(f"--tls-cert/--tls-key: cannot load {net.tls_cert}")
         server = _configured(PyvoyServer, net.host, ports[1], envoy_tls)(
             APP, address=net.host, port=ports[0], worker_threads=1, lifespan=True,
-            loop="asyncio" if net.loop == "asyncio" else "uvloop", log_level="error",
+            loop=loop, log_level="error",
             env={CARRIED_ARGV: json.dumps([*argv, "--http-port", str(ports[0]),
                                            "--grpc-port", str(ports[1])]),
                  FOLDER: str(asker.folder), process.WORKER_PID: str(os.getpid())},
@@ -166,7 +168,6 @@ def _configured(pyvoy_server: type, host: str, port: int, tls: EnvoyTls | None) 
 def _reload(asker: Asker, tls: EnvoyTls | None) -> None:
     """SIGHUP: the app reloads its credentials files (carried_drain.py), and
     Envoy its certificate (carried_tls.py)."""
-    log.info("SIGHUP: reloading")
     asker.reload()
     if tls is not None:
         tls.reload()
@@ -194,10 +195,11 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
                    tls: EnvoyTls | None) -> int:
     net = settings.network
     worker = process.worker()  # under --workers the supervisor says "listening" once all are
-    log.info("%s: gRPC on %s, HTTP on %s (carried by pyvoy: every binding on both)",
+    log.info("%s: gRPC on %s, %s on %s (carried by pyvoy: every binding on both)",
              "listening" if worker is None else f"worker {worker} ready",
-             host_port(net.host, ports[1]), host_port(net.host, ports[0]))
-    if not settings.observability.no_inspector:
+             host_port(net.host, ports[1]), "HTTPS" if tls is not None else "HTTP",
+             host_port(net.host, ports[0]))
+    if not settings.observability.no_inspector and worker in (None, 1):
         page = http_interfaces(http_options(net), ports[0])[1].url + "/inspector"
         log.info("the inspector: open %s in a browser", page)
     process.notify("READY=1")
@@ -225,5 +227,7 @@ async def _carried(server: Any, asker: Asker, settings: ServeSettings, ports: li
     stop.cancel()
     watching.cancel()
     code = await waiting
+    if stopping.is_set():
+        log.info("stopped")
     return 0 if code in (0, -signal.SIGTERM) else (code or 0)
 

@@ -91,21 +91,22 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
                 await served.publish(interfaces, runner.app[CARD]))
         if hosted:
             runner.app[CARD].update(card)  # the inspector's own agent: the first hosted
-        # Under --workers the supervisor says "listening" once all are ready.
-        log.info("%s: gRPC on %s, HTTP on %s%s",
+        # Under --workers the supervisor says "listening" once all are ready, and
+        # what every worker serves alike is said by the first.
+        log.info("%s: gRPC on %s, %s on %s%s",
                  "listening" if worker is None else f"worker {worker} ready",
-                 host_port(net.host, served.grpc.port), host_port(http.host, http_port), also)
-        if hosted:
+                 host_port(net.host, served.grpc.port), "HTTPS" if http.tls else "HTTP",
+                 host_port(http.host, http_port), also)
+        stops = "; Ctrl-C stops it" if worker is None else ""
+        if hosted and worker in (None, 1):
             log.info("A2A agents %s, each under /NAME (its card at /NAME/.well-known/"
-                     "agent-card.json), gRPC by the tenant NAME; listed at %s%s; tasks in %s; "
-                     "Ctrl-C stops it", ", ".join(hosted), interfaces[2].url, CATALOG_PATH,
-                     stored.shown)
-        else:
+                     "agent-card.json), gRPC by the tenant NAME; listed at %s%s; tasks in %s%s",
+                     ", ".join(hosted), interfaces[2].url, CATALOG_PATH, stored.shown, stops)
+        elif worker in (None, 1):
             log.info("A2A agent %r: the card (/.well-known/agent-card.json) advertises %s; "
-                     "tasks in %s; Ctrl-C stops it", card.name,
-                     ", ".join(f"{i.binding} {i.url}" for i in interfaces),
-                     stored.shown)
-        if observe.inspector:
+                     "tasks in %s%s", card.name,
+                     ", ".join(f"{i.binding} {i.url}" for i in interfaces), stored.shown, stops)
+        if observe.inspector and worker in (None, 1):
             log.info("the inspector: open %s/inspector in a browser", interfaces[2].url)
         if net.grpc_public_address is None and net.host.strip() in ("0.0.0.0", "::", ""):
             log.warning("listening on all addresses: the card names this machine as %s; "

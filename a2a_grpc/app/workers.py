@@ -138,8 +138,9 @@ class Supervisor:
             if not await self._all_ready():
                 await self._stop_all()
                 return 1
-            log.info("listening: gRPC on %s, HTTP on %s%s, %d workers (pids %s); Ctrl-C "
+            log.info("listening: gRPC on %s, %s on %s%s, %d workers (pids %s); Ctrl-C "
                      "stops them", host_port(net.host, self.ports[1]),
+                     "HTTPS" if net.tls_cert is not None else "HTTP",
                      host_port(net.host, self.ports[0]),
                      " (carried by pyvoy: every binding on both)" if self.carried else "",
                      len(self.workers),

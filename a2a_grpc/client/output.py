@@ -44,6 +44,17 @@ def _text(msg: pb.Message) -> str:
     return " ".join(p.text for p in msg.parts if p.WhichOneof("content") == "text")
 
 
+def _whole(value: Any) -> Any:
+    """JSON's numbers as JSON writes them: 10, not protobuf's double 10.0."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
+
+
 class Output:
     def __init__(self, stream: TextIO, as_json: bool, out_dir: Path) -> None:
         self.stream = stream
@@ -117,7 +128,7 @@ class Output:
             elif kind == "url":
                 print(f"  [{label}] {part.url}", file=self.stream)
             elif kind == "data":
-                value = json_format.MessageToDict(part.data)
+                value = _whole(json_format.MessageToDict(part.data))
                 print(f"  [{label}] " + json.dumps(value, indent=2).replace("\n", "\n    "),
                       file=self.stream)
 

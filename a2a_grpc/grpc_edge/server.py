@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -36,6 +37,27 @@ class ServerTls(Protocol):
 
 class PortInUseError(OSError):
     """A server could not listen where it was asked to."""
+
+
+def _unbindable(host: str, port: int) -> str:
+    """Why gRPC could not bind host:port, found as gRPC binds (port sharing on, so
+    that `serve --workers` shares it); "" when it can."""
+    if port == 0:
+        return ""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        return str(exc.strerror)
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "SO_REUSEPORT"):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            return str(exc.strerror)
+    return ""
 
 
 @dataclass(slots=True)
@@ -83,6 +105,8 @@ async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int
     what the calls go to when not the handler itself (the authenticator);
     `tls`: serve TLS (and mTLS) with these files. `metrics` (or `observed`):
     each call is counted there and traced (observe.service)."""
+    if why := _unbindable(host, port):  # said here: gRPC core would log a line of its own
+        raise PortInUseError(f"cannot listen on {host}:{port} ({why})")
     server = grpc.aio.server()
     health_servicer = add_services(GenericOnly(server), handler, service, metrics, observed)
     try:

@@ -80,6 +80,7 @@ def test_port_in_use_says_what_to_do(flags: tuple[str, ...], tmp_path: Path) -> 
     assert f"127.0.0.1:{port}" in done.stderr and "--grpc-port" in done.stderr, done.stderr
     assert "check --store" not in done.stderr, done.stderr
     assert list(tmp_path.iterdir()) == []  # said before any store file is made
+    assert "add_port" not in done.stderr, done.stderr  # gRPC core's own line, before ours
 
 
 @pytest.mark.parametrize("flags", [(), ("--grpc-carrier", "pyvoy"),

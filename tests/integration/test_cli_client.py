@@ -166,7 +166,7 @@ async def test_files_data_and_failures_render(stack: StackFactory, tmp_path: Pat
         await ev.artifact([pb.Part(raw=b"\x89PNG...", filename="chart.png",
                                    media_type="image/png")], name="chart")
         data = pb.Part()
-        data.data.struct_value.update({"received": got})
+        data.data.struct_value.update({"received": got, "count": len(got), "ratio": 0.5})
         await ev.artifact([data], name="summary")
         await ev.complete()
 
@@ -178,6 +178,7 @@ async def test_files_data_and_failures_render(stack: StackFactory, tmp_path: Pat
     assert code == 0
     assert (tmp_path / "got" / "chart.png").read_bytes() == b"\x89PNG..."
     assert "saved" in out and '"received"' in out and "note.txt" in out
+    assert '"count": 3,' in out and '"ratio": 0.5' in out  # JSON's numbers: 3, not 3.0
     code, out, _ = await cli("send", url, "fail")
     assert code == 1 and "failed" in out and "it broke" in out
 

@@ -77,6 +77,7 @@ async def test_tls_on_every_binding(ca: Authority, servers: list[Server], bindin
     assert sent.task.artifacts[0].parts[0].text == "echo: over TLS"
     urls = {i.protocol_binding: i.url for i in card.supported_interfaces}
     assert urls["JSONRPC"].startswith("https://") and urls["HTTP+JSON"].startswith("https://")
+    assert f"HTTPS on 127.0.0.1:{server.http_port}" in server.log()  # as it serves it
     # Nothing in clear text, and no trust without the CA.
     async with aiohttp.ClientSession() as http:
         with pytest.raises(aiohttp.ClientError):
