@@ -22,10 +22,14 @@ from tests.conftest import send_request
 from tests.processes import ROOT, Server, reap, spawn, start_server, wait_serving
 
 
-@pytest.fixture(params=["uvloop", "asyncio"])
+@pytest.fixture(params=[("uvloop", "grpc.aio"), ("asyncio", "grpc.aio"),
+                        pytest.param(("uvloop", "pyvoy"), id="uvloop-pyvoy")])
 async def server(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Server, str]]:
-    s = await start_server("serve", "--grace", "2", "--loop", request.param)
-    yield s, request.param
+    loop, carrier = request.param
+    if carrier == "pyvoy":
+        pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
+    s = await start_server("serve", "--grace", "2", "--loop", loop, "--grpc-carrier", carrier)
+    yield s, loop
     reap(s.proc)
 
 

@@ -286,6 +286,8 @@ async def test_grpc_on_the_shared_port_and_a_clean_stop(store: str, started: Any
     assert await server.stop() == 0
     log = server.log()
     assert log.count("drained:") == 3 and "every worker stopped" in log
+    # what every worker serves alike is said once: the agent, the inspector, Ctrl-C
+    assert (log.count("the inspector: open"), log.count("Ctrl-C stops")) == (1, 1), log
 
 
 async def test_a_stopping_worker_takes_nothing_over_and_logs_no_error(
@@ -304,6 +306,8 @@ async def test_a_stopping_worker_takes_nothing_over_and_logs_no_error(
     assert await server.stop() == 0
     log = server.log()
     assert log.count("drained:") == 3 and "every worker stopped" in log
+    # what every worker serves alike is said once: the agent, the inspector, Ctrl-C
+    assert (log.count("the inspector: open"), log.count("Ctrl-C stops")) == (1, 1), log
     assert "left to the next start" in log
     assert "ERROR" not in log and "Traceback" not in log, log
 
