@@ -30,6 +30,7 @@ from typing import Any
 from xml.etree import ElementTree
 
 from tools.kits import checkout, kit_venv
+from tools.tck10_sdk import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "conformance-1.0-dev.md"
@@ -167,9 +168,18 @@ def main() -> None:
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs page")
     parser.add_argument("--carrier", choices=("grpc.aio", "pyvoy"), default="grpc.aio",
                         help="what carries our gRPC (serve --grpc-carrier); pyvoy: no docs")
+    parser.add_argument("--sdk-sut", action="store_true",
+                        help="the kit's own SDK executor, on the SDK's server and on ours "
+                             "(tools/tck10_sdk.py)")
     args = parser.parse_args()
     kit = kit_dir()
     python = kit_python(kit)
+    if args.sdk_sut:
+        worse = compare(kit, python, run_kit, results, DOC)
+        print(f"wrote {DOC.relative_to(ROOT)}")
+        if worse:
+            sys.exit(f"make tck10: failing on ours, not on the SDK's server: {worse}")
+        return
     runs: list[Run] = []
     for unique_ids in (False, True):
         proc, base = start_server(args.carrier)  # a fresh server (and store) for each run

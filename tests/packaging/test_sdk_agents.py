@@ -198,3 +198,22 @@ async def test_an_sdk_app_as_users_build_it_is_served_with_its_card(
     assert (card["name"], card["version"]) == ("Built as an SDK app", "3")
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert task["artifacts"][0]["parts"][0]["text"] == "Hello, World! (hello app)"
+
+
+async def test_sdk_executors_under_workers_answer_as_one_process(
+        with_sdk: Path, tmp_path: Path) -> None:
+    """`serve --workers 2`: each call may land on either worker (a follow-up, a
+    cancel, a conversation's second turn on another than the first), and the
+    SDK's executors answer as they do in one process."""
+    cwd = peers(tmp_path, "sdk_agents.py", "sdk_agent_client.py", "sdk_common.py",
+                "peer_executor.py")
+    seen: dict[str, list[Any]] = {}
+    for flags in ((), ("--workers", "2")):
+        store = cwd / f"tasks{len(flags)}.db"
+        async with serving(with_sdk, cwd, "--agent", "sdk_agents:Samples", "--store",
+                           f"sqlite:///{store}", *flags) as (_, port):
+            for binding in ("JSONRPC", "GRPC"):
+                seen.setdefault(binding, []).append(
+                    await drive(with_sdk, cwd, "sdk_agent_client.py", port, binding))
+    for binding, (alone, workers) in seen.items():
+        assert differences(alone, workers) == set(), (binding, alone, workers)
