@@ -25,7 +25,9 @@ from typing import Any
 from tools.kits import kit_venv
 
 ROOT = Path(__file__).resolve().parents[1]
-SDK = "a2a-sdk[http-server,grpc,sqlite]>=1.0,<2"
+# The kit's SUT is written for a2a-python before 1.0 was released (a2a.server.apps,
+# gone in 1.0.0): the first 1.x pre-release on PyPI is the one it runs on.
+SDK = "a2a-sdk[http-server,grpc,sqlite]==1.0.0a0"
 # The card the SDK's script builds in main(): ours serves the same one (--card).
 CARD = {"name": "A2A Python SDK System Under Test (SUT)",
         "description": "Auto-generated System Under Test for A2A TCK conformance",

@@ -14,7 +14,9 @@ Both generations:
 1.x (DefaultRequestHandler v2): a Message is the whole answer, or there is
 a Task first; a status update before any Task, a Message after task
 events, a second Message are refused (InvalidAgentResponseError, the task
-failed). A second Task for the task is ignored.
+failed). A second Task for the task is ignored. The 1.0.0 pre-releases
+(1.0.0aN) created the task from a first status event, as 0.3 does, and so
+does this for an executor of theirs.
 
 0.3 (DefaultRequestHandler, TaskManager, EventConsumer): a status or
 artifact event before any Task creates the task; consumption ends (later
@@ -124,7 +126,7 @@ class Applier:
     async def _update(self, event: StreamResponse, kind: str, final: bool) -> None:
         if self.replied:
             raise InvalidAgentResponseError(f"the executor sent a {kind} after its Message")
-        if kind == "status_update" and not self.has_task and self.v1:
+        if kind == "status_update" and not self.has_task and self.generation.task_first:
             raise InvalidAgentResponseError(
                 "the executor sent a TaskStatusUpdateEvent before any Task: a2a-sdk 1.x "
                 "executors enqueue the Task first (a2a.helpers.new_task_from_user_message)")

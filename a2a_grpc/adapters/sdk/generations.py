@@ -11,6 +11,7 @@ Only imported once an executor of the SDK is given: `a2a` is then installed.
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import Any
 
 from google.protobuf import json_format
@@ -86,6 +87,7 @@ class _Sdk:
         self.types, self.caller = a2a.types, caller_class(User)
         self.context_class, self.call_class = SdkContext, ServerCallContext
         self.queue_class = EventQueue
+        self.task_first = False  # a status or artifact event before any Task creates it
 
     @staticmethod
     def not_an_event(event: Any) -> errors.InvalidAgentResponseError:
@@ -98,6 +100,17 @@ class V1(_Sdk):
     """a2a-sdk 1.x."""
 
     name = "1.x"
+
+    def __init__(self) -> None:
+        super().__init__()
+        # 1.0.0 and later (DefaultRequestHandler v2) want the Task before any other
+        # task event; its pre-releases (1.0.0aN, what the 1.0-dev kit's agent is
+        # written for) created the task from the first event, as 0.3 does.
+        try:
+            version = importlib.metadata.version("a2a-sdk")
+        except importlib.metadata.PackageNotFoundError:
+            version = "1"
+        self.task_first = not any(c.isalpha() for c in version)
 
     def event_in(self, event: Any) -> StreamResponse:
         field = FIELDS.get(type(event).__name__)
