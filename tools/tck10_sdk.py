@@ -95,15 +95,19 @@ def section(kit_commit: str, sdk: dict[str, Any], ours_: dict[str, Any]) -> list
         f"The kit's Python system under test (sut/a2a-python/sut_agent.py at {kit_commit}): "
         f"an executor written for the official SDK ({sdk['version']}), run once by the "
         "SDK's own server as the kit runs it, once by `a2a-grpc serve --agent "
-        "sut_agent:TckAgentExecutor` unchanged (tools/tck10_sdk.py).", "",
+        "sut_agent:TckAgentExecutor` unchanged (tools/tck10_sdk.py). Both with a messageId "
+        "per message (the kit's reuse set aside, as above: the SDK's server does not "
+        "deduplicate messageIds, ours answers a repeated one with its first task).", "",
         f"SDK's server: {sdk['summary']}. Ours: {ours_['summary']}.", "",
-        "| requirement | level | SDK's server | ours |", "|---|---|---|---|"]
+        "| requirement | level | SDK's server | ours | class (ours) |", "|---|---|---|---|---|"]
     for rid in failed:
         level = (sdk["failing"].get(rid) or ours_["failing"].get(rid))["level"]
+        why = ours_["failing"][rid]["class"] if rid in ours_["failing"] else ""
         lines.append(f"| {rid} | {level} | {'fails' if rid in sdk['failing'] else 'passes'} "
-                     f"| {'fails' if rid in ours_['failing'] else 'passes'} |")
-    worse = sorted(set(ours_["failing"]) - set(sdk["failing"]))
-    lines += ["", "Failing on ours and not on the SDK's server: "
+                     f"| {'fails' if rid in ours_['failing'] else 'passes'} | {why} |")
+    worse = sorted(rid for rid, f in ours_["failing"].items()
+                   if rid not in sdk["failing"] and f["class"] == "ours")
+    lines += ["", "Failing on ours, not on the SDK's server, and not explained by the kit: "
               + (", ".join(worse) if worse else "none") + ".", ""]
     return lines
 
@@ -119,7 +123,7 @@ def compare(kit: Path, kit_python: Path, run_kit: Any, results: Any, doc: Path) 
     for name, serve in (("sdk", theirs), ("ours", ours)):
         proc, base = serve(kit, python)
         try:
-            run_kit(kit, kit_python, base, False)
+            run_kit(kit, kit_python, base, True)  # a messageId per message (tck10.py)
         finally:
             proc.terminate()
             proc.wait(15)
@@ -135,4 +139,5 @@ def compare(kit: Path, kit_python: Path, run_kit: Any, results: Any, doc: Path) 
     begin, end = text.find(new[0]), text.find("## How to run it")
     text = (text[:begin] if begin >= 0 else text[:end]) + "\n".join(new) + "\n" + text[end:]
     doc.write_text(text)
-    return sorted(set(seen["ours"]["failing"]) - set(seen["sdk"]["failing"]))
+    return sorted(rid for rid, f in seen["ours"]["failing"].items()
+                  if rid not in seen["sdk"]["failing"] and f["class"] == "ours")
