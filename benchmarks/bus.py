@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.redis_bus import drop_prefix
 
@@ -85,3 +86,9 @@ def render(table: Table, note: str) -> str:
 
 def write_docs(text: str) -> None:
     report.write_section(BEGIN, END, text)
+
+
+async def section(rounds: int, seconds: float, folder: Path,
+                  progress: Callable[[str], None]) -> str:
+    """This module's section of docs/benchmarks.md, measured and rendered (wire.SECTIONS)."""
+    return render(*await run(rounds, seconds, progress))

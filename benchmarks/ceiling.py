@@ -224,7 +224,7 @@ async def main(http_port: int, grpc_port: int) -> None:
     runner = web.AppRunner(http_app(), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    # Variants measured by benchmarks/grpc_options.py: grpc.aio's server arguments
+    # Variants measured by benchmarks/grpc_options.py (at 2ffcfd9: the history page): its arguments
     # (a JSON list of [name, value]) and GetTask answering the stored bytes as they are.
     server = grpc.aio.server(options=[tuple(o) for o in json.loads(
         os.environ.get("A2A_CEILING_GRPC_OPTIONS", "[]"))])

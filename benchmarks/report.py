@@ -29,7 +29,6 @@ from .tables import _x as _x
 from .tables import med as med
 
 DOCS = ROOT / "docs" / "benchmarks.md"
-HISTORY = ROOT / "docs" / "benchmarks-history.md"  # answered questions' figures
 PLOT = ROOT / "docs" / "bench-wire.png"
 BEGIN, END = "<!-- bench:results -->", "<!-- /bench:results -->"
 
@@ -47,12 +46,7 @@ class Report:
     growth: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
     growth_limit: float = 0.0
     durable_note: str = ""
-    bus: str = ""  # benchmarks/bus.py's section, rendered
-    observe: str = ""  # benchmarks/observe.py's section, rendered
-    faces: str = ""  # benchmarks/faces.py's section, rendered
-    sdk_executor: str = ""  # benchmarks/sdk_executor.py's section, rendered
-    workers: str = ""  # benchmarks/workers.py's section, rendered
-    grpc_options: str = ""  # benchmarks/grpc_options.py's section, rendered
+    sections: dict[str, str] = field(default_factory=dict)  # wire.SECTIONS', rendered
 
     def measured(self) -> bool:
         """Anything for the results section (the bus has a section of its own)."""

@@ -69,3 +69,9 @@ def _ratio(ours: float | None, theirs: float | None) -> str:
 
 def write_docs(text: str) -> None:
     report.write_section(BEGIN, END, text)
+
+
+async def section(rounds: int, seconds: float, folder: Path,
+                  progress: Callable[[str], None]) -> str:
+    """This module's section of docs/benchmarks.md, measured and rendered (wire.SECTIONS)."""
+    return render(await run(rounds, seconds, folder, progress))

@@ -15,17 +15,19 @@ tables give medians (min-max) and ratios; every answer is checked.
    concurrent open streams, each checked for every event it must get.
 4. Durable stores (benchmarks/durable.py): ours and the SDK each on memory,
    SQLite and PostgreSQL; the per-event cost as a streamed task grows.
-5. The event bus (benchmarks/bus.py): one replica on PostgreSQL, with the
-   in-process bus and with Redis (`--only bus`).
-6. Observability (benchmarks/observe.py): the default server without and with
-   a span exporter (`--only observe`).
-7. The HTTP faces (benchmarks/faces.py): aiohttp, and ASGI under uvicorn,
-   alone and in FastAPI (`--only faces`); an official-SDK executor on ours and
-   on the SDK's own server (benchmarks/sdk_executor.py, `--only sdk-executor`).
-8. Workers (benchmarks/workers.py): `serve --workers N`, CPU time a call
-   (`--only workers`).
-9. grpc.aio's levers (benchmarks/grpc_options.py): loop, polling engine,
-   server arguments, raw bytes, on the ceiling and ours (`--only grpc-options`).
+5. The sections (SECTIONS below), each a module of its own with its section
+   of docs/benchmarks.md: the event bus (bus.py: one replica on PostgreSQL,
+   with the in-process bus and with Redis), observability (observe.py: the
+   default server without and with a span exporter), the HTTP faces
+   (faces.py: aiohttp, and ASGI under uvicorn, alone and in FastAPI), an
+   official-SDK executor on ours and on the SDK's own server
+   (sdk_executor.py), workers (workers.py: `serve --workers N`, CPU time a
+   call). `--only NAME` runs one.
+
+Adding a section: a module here with `async def section(rounds, seconds,
+folder, progress) -> str` (the section, rendered) and `write_docs(text)`
+(report.write_section between its markers), and its name in SECTIONS.
+Adding a row to the main table: `plan()`; a peer: servers.py.
 
 Run: `make bench` (`ARGS="--rounds 1 --seconds 1"` for a quick look;
 `--only stream` to run matching rows). Writes docs/benchmarks.md's results
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import tempfile
 from pathlib import Path
 
@@ -91,6 +94,10 @@ async def list_phase(sdk_python: Path, n: int, seconds: float, big: int,
             s.stop()
 
 
+# The sections `make bench` runs after the main table, each its module (see above).
+SECTIONS = ("bus", "observe", "faces", "sdk-executor", "workers")
+
+
 def wanted(args: argparse.Namespace, title: str) -> bool:
     """A main row `--only` names (any of its comma-separated parts is in the title)."""
     return not args.only or any(part in title for part in args.only.split(","))
@@ -130,39 +137,12 @@ async def run(args: argparse.Namespace) -> report.Report:
             out.durable, out.growth, out.durable_note = await durable.run(
                 sdk_python, args.rounds, args.seconds, args.growth_limit, Path(tmp), progress)
         out.growth_limit = args.growth_limit
-    if phase(args, "bus"):
-        from . import bus
-
-        out.bus = bus.render(*await bus.run(args.rounds, args.seconds, progress))
-    if phase(args, "observe"):
-        from . import observe
-
-        with tempfile.TemporaryDirectory() as tmp:
-            out.observe = observe.render(*await observe.run(args.rounds, args.seconds,
-                                                            Path(tmp), progress))
-    if phase(args, "faces"):
-        from . import faces
-
-        with tempfile.TemporaryDirectory() as tmp:
-            out.faces = faces.render(await faces.run(args.rounds, args.seconds, Path(tmp),
-                                                     progress))
-    if phase(args, "sdk-executor"):
-        from . import sdk_executor
-
-        with tempfile.TemporaryDirectory() as tmp:
-            out.sdk_executor = sdk_executor.render(await sdk_executor.run(
-                args.rounds, args.seconds, Path(tmp), progress))
-    if phase(args, "workers"):
-        from . import workers
-
-        with tempfile.TemporaryDirectory() as tmp:
-            out.workers = workers.render(*await workers.run(args.rounds, args.seconds,
-                                                            Path(tmp), progress))
-    if phase(args, "grpc-options"):
-        from . import grpc_options
-
-        out.grpc_options = grpc_options.render(await grpc_options.run(
-            args.rounds, args.seconds, progress))
+    for name in SECTIONS:
+        if phase(args, name):
+            module = importlib.import_module(f"benchmarks.{name.replace('-', '_')}")
+            with tempfile.TemporaryDirectory() as tmp:
+                out.sections[name] = await module.section(args.rounds, args.seconds,
+                                                          Path(tmp), progress)
     return out
 
 
@@ -187,37 +167,12 @@ def main() -> None:
     except ImportError:
         result = asyncio.run(run(args))
     text = report.render(result) if result.measured() else ""
-    print("\n\n".join(t for t in (text, result.bus, result.observe, result.faces,
-                                   result.sdk_executor, result.workers, result.grpc_options)
-                      if t))
+    print("\n\n".join(t for t in (text, *result.sections.values()) if t))
     if not args.no_docs:
         if result.measured():
             report.write_docs(result, text)
-        if result.bus:
-            from . import bus
-
-            bus.write_docs(result.bus)
-        if result.observe:
-            from . import observe
-
-            observe.write_docs(result.observe)
-        if result.faces:
-            from . import faces
-
-            faces.write_docs(result.faces)
-        if result.sdk_executor:
-            from . import sdk_executor
-
-            sdk_executor.write_docs(result.sdk_executor)
-        if result.workers:
-            from . import workers
-
-            workers.write_docs(result.workers)
-        if result.grpc_options:
-            from . import grpc_options
-
-            grpc_options.write_docs(result.grpc_options)
-
+        for name, section in result.sections.items():
+            importlib.import_module(f"benchmarks.{name.replace('-', '_')}").write_docs(section)
 
 if __name__ == "__main__":
     main()

@@ -234,3 +234,9 @@ def serial_table(found: Found) -> list[str]:
 
 def write_docs(text: str) -> None:
     report.write_section(BEGIN, END, text)
+
+
+async def section(rounds: int, seconds: float, folder: Path,
+                  progress: Callable[[str], None]) -> str:
+    """This module's section of docs/benchmarks.md, measured and rendered (wire.SECTIONS)."""
+    return render(*await run(rounds, seconds, folder, progress))

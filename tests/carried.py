@@ -69,7 +69,7 @@ class _App:
         if scope["type"] == "http":
             await self.grpc(scope, receive, send)
             return
-        from a2a_grpc.grpc_edge.carried import GrpcApp, carried_grpc
+        from a2a_grpc.grpc_edge.asgi import GrpcApp, carried_grpc
 
         while True:
             message = await receive()

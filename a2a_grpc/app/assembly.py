@@ -55,7 +55,7 @@ from a2a_grpc.cards.serving import ServedCard
 from a2a_grpc.core import media
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.grpc_edge.carried import CarriedGrpc, carried_grpc
+from a2a_grpc.grpc_edge.asgi import CarriedGrpc, carried_grpc
 from a2a_grpc.grpc_edge.server import GrpcServer, start_grpc
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics
@@ -153,7 +153,7 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
                    tls: TlsFiles | None, *, grpc: bool | str = True) -> Assembly:
     """Open everything `agent` is served with; `cleanup` closes it. `grpc`:
     True serves it with grpc.aio on its own port, "carried" makes it an ASGI
-    app for the server that carries the HTTP side (grpc_edge/carried)."""
+    app for the server that carries the HTTP side (grpc_edge/asgi)."""
     net, stored = settings.network, settings.store
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)

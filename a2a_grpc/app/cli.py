@@ -5,28 +5,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sys
-from collections.abc import Awaitable, Coroutine
 from pathlib import Path
-from typing import Any
 
-from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
 from a2a_grpc.app.admin import ADMIN, add_admin, run_admin
-from a2a_grpc.app.carrier import CarriedFailure, carry
-from a2a_grpc.app.loading import AgentLoadError, load_agent, load_card, load_hosted, with_card
+from a2a_grpc.app.carriers import carrier, run_loop
+from a2a_grpc.app.loading import AgentLoadError, load_card
 from a2a_grpc.app.options import http_options
-from a2a_grpc.app.serve import gateway, serve
+from a2a_grpc.app.serve import gateway
 from a2a_grpc.app.settings import GROUPS, ServeSettings
 from a2a_grpc.app.settings_load import add_flags, load
 from a2a_grpc.app.workers import supervise
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
-from a2a_grpc.demos.demo import DemoAgent
-from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.stores import StoreInUseError, StoreOpenError
@@ -34,24 +28,6 @@ from a2a_grpc.stores import StoreInUseError, StoreOpenError
 # What `bridge` shares with `serve`: the HTTP side, TLS, the process, the logs.
 BRIDGE_NETWORK = ("host", "http_port", "public_url", "keepalive", "max_body", "grace", "loop",
                   "tls_cert", "tls_key", "tls_client_ca", "tls_require_client_cert")
-
-
-def run_loop(main: Coroutine[Any, Any, None], loop: str) -> None:
-    """Run `main` on uvloop (measured faster: docs/benchmarks.md) or asyncio's loop."""
-    if loop != "asyncio":
-        try:
-            import uvloop
-        except ImportError:
-            if loop == "uvloop":
-                main.close()
-                raise SystemExit("a2a-grpc: uvloop is not installed: pip install uvloop, "
-                                 "or use --loop asyncio") from None
-        else:
-            logging.getLogger("a2a_grpc").info("event loop: uvloop")
-            uvloop.run(main)
-            return
-    logging.getLogger("a2a_grpc").info("event loop: asyncio")
-    asyncio.run(main)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -86,19 +62,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _serve_loaded(loaded: AgentExecutor | Awaitable[AgentExecutor],
-                        settings: ServeSettings) -> None:
-    """`serve`, once an agent made by an async factory is made (in the loop)."""
-    agent = loaded if isinstance(loaded, AgentExecutor) else await loaded
-    await serve(with_card(agent, settings.agent.card), settings)
-
-
-async def _serve_hosted(loaded: Awaitable[dict[str, AgentExecutor]],
-                        settings: ServeSettings) -> None:
-    """`serve --host-agent ...`: several agents on one server."""
-    await serve(Hosted(await loaded), settings)
-
-
 def serve_settings(argv: list[str]) -> ServeSettings:
     """The settings of a `serve` command line (what the carried app reads again)."""
     args = _parser().parse_args(argv)
@@ -131,18 +94,12 @@ def main(argv: list[str] | None = None) -> int:
             process.stop_with_parent()
         if args.command == "serve" and net.workers > 1 and process.worker() is None:
             return asyncio.run(supervise(sys.argv[1:] if argv is None else argv, settings))
-        if args.command == "serve" and net.grpc_carrier == "pyvoy":
-            return asyncio.run(carry(sys.argv[1:] if argv is None else argv, settings))
-        if args.command == "serve" and settings.agent.hosted:
-            run_loop(_serve_hosted(load_hosted(settings.agent.hosted), settings), net.loop)
-        elif args.command == "serve":
-            name = settings.agent.agent
-            loaded = load_agent(name) if name else DemoAgent()
-            run_loop(_serve_loaded(loaded, settings), net.loop)
-        else:
-            run_loop(gateway(args.upstream, http_options(net), args.card, net.grace,
+        if args.command == "serve":
+            return carrier(net.grpc_carrier).run(sys.argv[1:] if argv is None else argv,
+                                                 settings)
+        run_loop(gateway(args.upstream, http_options(net), args.card, net.grace,
                              tuple(args.forward_header)), net.loop)
-    except CarriedFailure as exc:  # the carried app said why (carried_app.told)
+    except process.StartFailure as exc:  # a carrier's app said why (pyvoy/app.py: told)
         return process.fail(str(exc), exc.code)
     except AgentLoadError as exc:  # the agent's own code: no usage to show
         return process.fail(str(exc), 2)

@@ -42,7 +42,7 @@ def on_hangup(reload: Callable[[], None]) -> Callable[[], None]:
 
 
 def reload_all() -> None:
-    """What SIGHUP does, asked another way (app/carried_drain.py: `serve`
+    """What SIGHUP does, asked another way (pyvoy/drain.py: `serve`
     passes its SIGHUP on to the app Envoy runs)."""
     _fire(asyncio.get_running_loop())
 

@@ -37,7 +37,7 @@ from a2a_grpc.bridge.routes import Router
 from a2a_grpc.cards.card import Interface
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.grpc_edge.carried import CarriedGrpc, GrpcApp
+from a2a_grpc.grpc_edge.asgi import CarriedGrpc, GrpcApp
 
 log = logging.getLogger("a2a_grpc")
 BASES = 16  # cards kept, one per base URL clients reached the app by (no public_url)

@@ -42,6 +42,15 @@ def notify(state: str) -> None:
         pass  # a supervisor gone: nothing to tell
 
 
+class StartFailure(Exception):
+    """The server could not start, and this is why, already in the user's words
+    (what a carrier's app said: pyvoy/app.py), with the exit status."""
+
+    def __init__(self, text: str, code: int) -> None:
+        super().__init__(text)
+        self.code = code
+
+
 def fail(message: str, code: int = 1) -> int:
     """Say why this process cannot start, once: on stderr, or, in a worker of
     `serve --workers`, to its supervisor, which says it for all of them (each

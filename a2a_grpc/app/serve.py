@@ -39,7 +39,7 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bus import EventBus
 from a2a_grpc.cards.card import advertised_host, host_port
 from a2a_grpc.cards.catalog import CATALOG_PATH
-from a2a_grpc.grpc_edge.carried import CarriedGrpc
+from a2a_grpc.grpc_edge.asgi import CarriedGrpc
 from a2a_grpc.grpc_edge.server import GrpcServer
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe import tracing

@@ -6,7 +6,7 @@ from __future__ import annotations
 from grpc_health.v1 import health, health_pb2
 
 from a2a_grpc.core.contract import A2AService
-from a2a_grpc.grpc_edge.carried.app import GrpcApp
+from a2a_grpc.grpc_edge.asgi.app import GrpcApp
 from a2a_grpc.grpc_edge.server import SERVED, add_services
 from a2a_grpc.handler.request_handler import RequestHandler
 from a2a_grpc.observe.metrics import Metrics

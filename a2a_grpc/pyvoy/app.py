@@ -1,10 +1,10 @@
-"""The app pyvoy carries for `serve --grpc-carrier pyvoy` (app/carrier.py):
+"""The app pyvoy carries for `serve --grpc-carrier pyvoy` (pyvoy/serve.py):
 the `serve` command line (from the environment) read again here, in
 Envoy's embedded Python, and served by A2AApp with gRPC answered on the
 same port. The agent is made when the lifespan starts, in the app's event
 loop (an async factory is awaited there); `--metrics-port`'s server runs
 in that loop too. SIGTERM and SIGHUP come from `serve` through FIFOs
-(app/carried_drain.py)."""
+(pyvoy/drain.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from aiohttp import web
 
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app import process
-from a2a_grpc.app.carried_drain import FOLDER, follow, listen
-from a2a_grpc.app.carrier import CARRIED_ARGV, FAILED, PLAIN
 from a2a_grpc.app.hangup import reload_all
 from a2a_grpc.app.http import start_operations
 from a2a_grpc.app.loading import load_agent, load_hosted, with_card
@@ -32,6 +30,8 @@ from a2a_grpc.cards.card import host_port
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.observe import logs
+from a2a_grpc.pyvoy.drain import FOLDER, follow, listen
+from a2a_grpc.pyvoy.serve import CARRIED_ARGV, FAILED, PLAIN
 
 log = logging.getLogger("a2a_grpc")
 
@@ -106,7 +106,7 @@ class CarriedApp:
 
 
 def told(exc: Exception) -> bool:
-    """Why the app cannot start, for `serve` to say in its words (carrier.py);
+    """Why the app cannot start, for `serve` to say in its words (serve.py);
     True when that is all there is to say (no traceback to log)."""
     plain = isinstance(exc, PLAIN)
     text = str(exc) if plain else f"the app could not start: {type(exc).__name__}: {exc}"

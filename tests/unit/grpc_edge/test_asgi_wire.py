@@ -1,5 +1,5 @@
 """The gRPC wire the carried server writes and reads by hand
-(a2a_grpc/grpc_edge/carried/wire.py)."""
+(a2a_grpc/grpc_edge/asgi/wire.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from a2a_grpc.grpc_edge.carried import wire
+from a2a_grpc.grpc_edge.asgi import wire
 
 
 @pytest.mark.parametrize(("header", "seconds"), [

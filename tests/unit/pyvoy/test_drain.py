@@ -1,4 +1,4 @@
-"""`serve` and the app Envoy runs talk through FIFOs (app/carried_drain.py):
+"""`serve` and the app Envoy runs talk through FIFOs (pyvoy/drain.py):
 each SIGHUP `serve` passes on is one reload, in order with the drain that
 ends it; the app says it has drained; a reload registered where no signal
 handler can be installed (Envoy's embedded Python: not the main thread)
@@ -14,7 +14,7 @@ import threading
 import pytest
 
 from a2a_grpc.app import hangup
-from a2a_grpc.app.carried_drain import FOLDER, Asker, listen
+from a2a_grpc.pyvoy.drain import FOLDER, Asker, listen
 from tests.processes import all_gone
 
 
@@ -67,7 +67,7 @@ def test_a_reload_runs_where_no_signal_handler_can_be_installed() -> None:
 async def test_the_app_is_killed_once_serve_is_gone() -> None:
     """`follow` in a child process standing for Envoy, its parent for `serve`:
     the parent exits, the child is SIGKILLed (its own code never ends)."""
-    code = ("import asyncio, os, sys; from a2a_grpc.app.carried_drain import follow\n"
+    code = ("import asyncio, os, sys; from a2a_grpc.pyvoy.drain import follow\n"
             "async def main():\n"
             "    follow(int(sys.argv[1])); print('following', flush=True)\n"
             "    await asyncio.sleep(60)\n"
@@ -93,7 +93,7 @@ async def test_the_app_dies_with_serve_whatever_its_loop_is_doing() -> None:
     """`follow` from a child of the process it follows (as Envoy is `serve`'s
     child): the kernel's parent-death signal kills it as the parent exits,
     though its loop is blocked and would never see a pidfd."""
-    child = ("import asyncio, os, sys, time; from a2a_grpc.app.carried_drain import follow\n"
+    child = ("import asyncio, os, sys, time; from a2a_grpc.pyvoy.drain import follow\n"
              "async def main():\n"
              "    follow(os.getppid()); print(os.getpid(), flush=True)\n"
              "    time.sleep(60)  # the loop blocked\n"

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from a2a_grpc.grpc_edge.carried import GrpcApp
+from a2a_grpc.grpc_edge.asgi import GrpcApp
 from tests.carried import carried
 
 pytest.importorskip("pyvoy", reason="the a2a-grpc[pyvoy] extra is not installed")
@@ -75,7 +75,7 @@ def carried_app() -> GrpcApp:
 @asynccontextmanager
 async def served(carrier: str) -> AsyncIterator[str]:
     if carrier == "pyvoy":
-        async with carried("tests.integration.test_grpc_carried_context:carried_app") as port:
+        async with carried("tests.integration.test_grpc_asgi_context:carried_app") as port:
             yield f"127.0.0.1:{port}"
         return
     server = grpc.aio.server()

@@ -1,4 +1,4 @@
-"""Envoy as `serve --grpc-carrier pyvoy` runs it (app/carrier.py): in a
+"""Envoy as `serve --grpc-carrier pyvoy` runs it (pyvoy/serve.py): in a
 process group of its own, with its output held until it has started.
 
 - **Its own process group.** A terminal's Ctrl-C (and `timeout`'s or a
@@ -13,7 +13,7 @@ process group of its own, with its output held until it has started.
   carried app's log. A start that fails (an agent that cannot be imported,
   a store that cannot be opened) would print pyvoy's traceback and Envoy's
   whole configuration; `serve` says why in one line instead
-  (carried_app.told), and passes the output on only once Envoy is up.
+  (pyvoy/app.py: told), and passes the output on only once Envoy is up.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The secret files Envoy takes its certificate from (app/carried_tls.py):
+"""The secret files Envoy takes its certificate from (pyvoy/tls.py):
 written whole from the PEM files, not written when those do not load (the
 certificate in use stays), and pyvoy's configuration pointed at them. That
 Envoy serves a replaced certificate without dropping a call:
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from a2a_grpc.app.carried_tls import EnvoyTls
 from a2a_grpc.app.tls import TlsFiles
+from a2a_grpc.pyvoy.tls import EnvoyTls
 from tests.certs import Authority
 
 

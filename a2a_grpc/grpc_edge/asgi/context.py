@@ -12,7 +12,7 @@ from typing import Any
 import grpc
 
 from a2a_grpc.core.call import common_name
-from a2a_grpc.grpc_edge.carried import wire
+from a2a_grpc.grpc_edge.asgi import wire
 
 Metadata = Sequence[tuple[str, str | bytes]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]

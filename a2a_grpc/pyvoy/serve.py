@@ -2,7 +2,7 @@
 HTTP/2 with the app in its embedded Python): gRPC, JSON-RPC and HTTP+JSON
 on `--http-port` and `--grpc-port` alike (one listener, two addresses),
 h2c and HTTP/1.1 told apart by Envoy. This process starts
-Envoy with the app (app/carried_app.py, which reads the same command line
+Envoy with the app (pyvoy/app.py, which reads the same command line
 from CARRIED_ARGV), says where it listens, passes SIGHUP on to the app, and
 stops it on SIGTERM/SIGINT. Under `serve --workers N` each worker is such
 a process, its Envoy on the ports the supervisor holds (app/workers.py).
@@ -21,9 +21,6 @@ from typing import Any
 from urllib.parse import quote
 
 from a2a_grpc.app import process
-from a2a_grpc.app.carried_drain import FOLDER, Asker
-from a2a_grpc.app.carried_envoy import EnvoyOutput, envoy_apart
-from a2a_grpc.app.carried_tls import EnvoyTls
 from a2a_grpc.app.http import http_interfaces
 from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
@@ -32,23 +29,20 @@ from a2a_grpc.app.workers import reserve
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import MissingExtraError, missing
 from a2a_grpc.grpc_edge.server import PortInUseError
+from a2a_grpc.pyvoy.drain import FOLDER, Asker
+from a2a_grpc.pyvoy.envoy import EnvoyOutput, envoy_apart
+from a2a_grpc.pyvoy.tls import EnvoyTls
 from a2a_grpc.stores import StoreInUseError, StoreOpenError
 
 log = logging.getLogger("a2a_grpc")
 CARRIED_ARGV = "A2A_GRPC_CARRIED_ARGV"  # the `serve` command line, for the carried app
-APP = "a2a_grpc.app.carried_app:app"
+APP = "a2a_grpc.pyvoy.app:app"
 STOPPING = 5.0  # seconds for what is left once the app has drained
-FAILED = "failed"  # in the FIFOs' folder: why the app could not start (carried_app.told)
+FAILED = "failed"  # in the FIFOs' folder: why the app could not start (pyvoy/app.py: told)
 # What the app cannot start for that its message says in full, as `serve` on grpc.aio.
 PLAIN = (ValueError, MissingExtraError, StoreInUseError, StoreOpenError, PortInUseError)
 
 
-class CarriedFailure(Exception):
-    """The carried app did not start: why, as the app said it, and the exit code."""
-
-    def __init__(self, text: str, code: int) -> None:
-        super().__init__(text)
-        self.code = code
 
 
 async def close_connections(admin: str | None) -> None:
@@ -150,7 +144,7 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
 def _configured(pyvoy_server: type, host: str, port: int, tls: EnvoyTls | None) -> type:
     """pyvoy's server, gRPC's port a second address of its one listener (a
     second listener would start the app a second time), and TLS from files
-    `serve` replaces (carried_tls.py)."""
+    `serve` replaces (tls.py)."""
     class Carrier(pyvoy_server):  # type: ignore[misc]
         def get_envoy_config(self) -> dict[str, Any]:
             config: dict[str, Any] = super().get_envoy_config()
@@ -166,15 +160,15 @@ def _configured(pyvoy_server: type, host: str, port: int, tls: EnvoyTls | None) 
 
 
 def _reload(asker: Asker, tls: EnvoyTls | None) -> None:
-    """SIGHUP: the app reloads its credentials files (carried_drain.py), and
-    Envoy its certificate (carried_tls.py)."""
+    """SIGHUP: the app reloads its credentials files (drain.py), and
+    Envoy its certificate (tls.py)."""
     asker.reload()
     if tls is not None:
         tls.reload()
 
 
 async def _started(server: Any, asker: Asker, output: EnvoyOutput) -> None:
-    """Envoy started, in a group of its own (carried_envoy.py); CarriedFailure
+    """Envoy started, in a group of its own (envoy.py); process.StartFailure
     with the app's reason when it did not start."""
     try:
         with envoy_apart(asker.folder):
@@ -184,7 +178,7 @@ async def _started(server: Any, asker: Asker, output: EnvoyOutput) -> None:
         failed = asker.folder / FAILED
         if failed.exists():
             code, _, text = failed.read_text().partition("\n")
-            raise CarriedFailure(text, int(code)) from None
+            raise process.StartFailure(text, int(code)) from None
         output.failed()
         raise
     output.spawned()

@@ -4,7 +4,7 @@ application, for a server that sends trailers (pyvoy, Envoy's HTTP/2).
 `serve --grpc-carrier pyvoy` runs it, with JSON-RPC and HTTP+JSON on the
 same port (docs/grpc-carriers.md)."""
 
-from a2a_grpc.grpc_edge.carried.app import GrpcApp
-from a2a_grpc.grpc_edge.carried.serving import CarriedGrpc, carried_grpc
+from a2a_grpc.grpc_edge.asgi.app import GrpcApp
+from a2a_grpc.grpc_edge.asgi.serving import CarriedGrpc, carried_grpc
 
 __all__ = ["CarriedGrpc", "GrpcApp", "carried_grpc"]

@@ -15,8 +15,8 @@ from typing import Any, NamedTuple
 import grpc
 
 from a2a_grpc.core.hangup import hung_up
-from a2a_grpc.grpc_edge.carried import wire
-from a2a_grpc.grpc_edge.carried.context import Aborted, ClientGone, Context
+from a2a_grpc.grpc_edge.asgi import wire
+from a2a_grpc.grpc_edge.asgi.context import Aborted, ClientGone, Context
 
 log = logging.getLogger("a2a_grpc.grpc_carried")
 Scope = MutableMapping[str, Any]
