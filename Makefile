@@ -11,8 +11,9 @@ BENCH_STAMP := $(VENV)/.bench-installed
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
 
+# In parallel, a worker a core (at most 4): ARGS="-n 0 tests/unit" runs a part in one process.
 test: $(STAMP)
-	$(PY) -m pytest $(ARGS)
+	$(PY) -m pytest -n auto --maxprocesses 4 --dist loadgroup $(ARGS)
 
 # The documentation site (mkdocs.yml) into site/; a warning is an error.
 docs: $(STAMP)

@@ -224,8 +224,9 @@ async def main(http_port: int, grpc_port: int) -> None:
     runner = web.AppRunner(http_app(), access_log=None)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", http_port).start()
-    # Variants measured by benchmarks/grpc_options.py (at 2ffcfd9: the history page): its arguments
-    # (a JSON list of [name, value]) and GetTask answering the stored bytes as they are.
+    # Variants grpc.aio's levers were measured with (docs/benchmarks-history.md, at
+    # 2ffcfd9): its arguments (a JSON list of [name, value]) and GetTask answering the
+    # stored bytes as they are.
     server = grpc.aio.server(options=[tuple(o) for o in json.loads(
         os.environ.get("A2A_CEILING_GRPC_OPTIONS", "[]"))])
     server.add_generic_rpc_handlers((grpc_handlers(os.environ.get("A2A_CEILING_RAW") == "1"),))

@@ -28,6 +28,20 @@ from a2a_grpc.stores import TaskStore
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import reap, start_server, wait_serving
 
+# `make test` runs the suite in parallel (pytest-xdist, --dist loadgroup). The
+# tests that share an expensive thing built once a run run in one worker, so it
+# is built once there: the wheel and its virtualenvs (tests/packaging), the
+# official clients' and servers' virtualenvs and node modules (tests/interop).
+SHARED = (("tests/packaging/", "wheel"), ("tests/interop/", "interop"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path.as_posix()
+        for folder, group in SHARED:
+            if f"/{folder}" in path:
+                item.add_marker(pytest.mark.xdist_group(group))
+
 # Webhook hosts the tests may name (never called: no sender runs in these tests).
 TEST_POLICY = PushPolicy.from_flags([".example.com"])
 # With a sender (stack(sender=True)): webhooks on loopback, which tests run.

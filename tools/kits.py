@@ -47,8 +47,12 @@ def venv_with(name: str, requirements: Sequence[str]) -> Path:
     print(f"\ninstalling {' '.join(requirements)} into {home} (first run only)...",
           file=sys.stderr, flush=True)
     venv.create(home, with_pip=True, clear=True)
+    # From the virtualenv's own folder: `python -m` puts the working directory on the
+    # path, and the checkout's a2a_grpc.egg-info there (rewritten while a wheel is
+    # built beside a parallel run) would pass for an installed a2a-grpc.
     done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements],
-                          capture_output=True, text=True, timeout=900, check=False)
+                          capture_output=True, text=True, timeout=900, check=False,
+                          cwd=home)
     if done.returncode != 0:
         raise InstallFailed(f"{' '.join(requirements)} could not be installed: "
                             f"{done.stderr[-2000:]}")

@@ -31,7 +31,7 @@ FOREIGN = {"a2a.proto", "a2a_v03.proto", "specification.md", "multi-tenancy.md",
            "bridge.py"}  # a user's own, in test_wheel
 # folders that are other projects' (googleapis, the conformance kit) or the reader's own
 FOREIGN_FOLDERS = ("google/", "tests/mandatory/", "tests/optional/", "tck/", "protos/",
-                   "Protos/", "DIR/")
+                   "Protos/", "DIR/", "sut/")
 # pages that list another project's files (the conformance kits' tests)
 ABOUT_OTHERS = ("conformance.md", "conformance-1.0-dev.md", "itk.md")
 
