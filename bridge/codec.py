@@ -20,8 +20,6 @@
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
@@ -33,6 +31,7 @@ from google.protobuf.message import Message
 
 from a2a_grpc.bridge import protojson
 from a2a_grpc.bridge.face import Answer
+from a2a_grpc.bridge.plain_words import plainly
 from a2a_grpc.core.errors import FieldViolation, InvalidParamsError, ParseError
 from a2a_grpc.core.rpc_status import rpc_status_of
 from a2a_grpc.core.stream import Renderings
@@ -112,26 +111,6 @@ def parse(data: Any, cls: type[Message], where: str = "params") -> Message:
         raise InvalidParamsError(
             f"invalid {where}: {said}", violations=[FieldViolation(where, said)]
         ) from None
-
-
-_JSON_TYPES = {"int": "a number", "float": "a number", "bool": "true or false",
-               "list": "an array", "dict": "an object", "NoneType": "null"}
-_PLAINLY: list[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]] = [
-    (re.compile(r"\ba2a_grpc\.(lf\.a2a\.v1\.)"), r"\1"),  # the wire's package name
-    (re.compile(r"invalid literal for int\(\) with base 10: "), "not an integer: "),
-    (re.compile(r"could not convert string to float: "), "not a number: "),
-    (re.compile(r"expected string or bytes-like object, got '(\w+)'"),
-     lambda m: f"expected a string, got {_JSON_TYPES.get(m[1], m[1])}"),
-    (re.compile(r"\.\.+$"), "."),
-]
-
-
-def plainly(said: str) -> str:
-    """json_format's words for a value that does not fit, without Python's
-    (an int() call, a bytes-like object) or our module's package name."""
-    for pattern, plain in _PLAINLY:
-        said = pattern.sub(plain, said)
-    return said
 
 
 def _known(data: Any, desc: Descriptor) -> Any:

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from a2a_grpc.app.settings import GROUPS, ServeSettings, decimal, number
+from a2a_grpc.app.settings import GROUPS, ServeSettings
+from a2a_grpc.app.settings_values import decimal, number
 
 ENV_PREFIX = "A2A_GRPC_"
 

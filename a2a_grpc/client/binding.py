@@ -7,9 +7,10 @@ from collections.abc import Mapping
 
 import aiohttp
 
+from a2a_grpc.client.grpc_transport import GrpcTransport
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import grpc_credentials
-from a2a_grpc.client.transports import GrpcTransport, JsonRpcTransport, RestTransport, Transport
+from a2a_grpc.client.transports import JsonRpcTransport, RestTransport, Transport
 from a2a_grpc.client.v03 import Grpc03Transport, JsonRpc03Transport, Rest03Transport
 from a2a_grpc.generated import a2a_pb2 as pb
 

@@ -45,9 +45,9 @@ from a2a_grpc.client.credentials import (
 )
 from a2a_grpc.client.errors import AgentDownError, AgentUnreachableError
 from a2a_grpc.client.options import ClientOptions
+from a2a_grpc.client.resume import resuming
 from a2a_grpc.client.tls import ssl_context
 from a2a_grpc.client.transports import Transport
-from a2a_grpc.core import lifecycle
 from a2a_grpc.core.call import CURRENT_VERSION
 from a2a_grpc.core.errors import (
     A2AError,
@@ -55,7 +55,7 @@ from a2a_grpc.core.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from a2a_grpc.core.stream import LAST_EVENT_ID, EventStream
+from a2a_grpc.core.stream import EventStream
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.observe import tracing
 
@@ -308,74 +308,8 @@ class A2AClient:
         log.info("%s refused (%s); retry %d in %.2f s", rpc, exc, attempt, delay)
         await asyncio.sleep(delay)
 
-    async def _stream(self, rpc: str, req: Message) -> AsyncIterator[pb.StreamResponse]:
-        req = self._scoped(req)
+    def _stream(self, rpc: str, req: Message) -> AsyncIterator[pb.StreamResponse]:
         resumable = self.options.resume and any(
             x.uri == RESUMABLE_STREAMS.uri for x in self.card.capabilities.extensions)
-        declare = (RESUMABLE_STREAMS.uri,) if resumable else ()  # gRPC then numbers events
-        stream = await self._open(rpc, req, extensions=declare)
-        task_id, last_seq, resumes = "", None, 0
-        try:
-            while True:
-                try:
-                    # A resumed stream replays exactly what follows the last event
-                    # seen (no Task ahead of it): each event reaches the caller once.
-                    async for event in stream:
-                        if stream.seq is not None:
-                            last_seq = stream.seq
-                        task_id = task_id or _task_id(event)
-                        yield event
-                        if lifecycle.ends_stream(event):
-                            await _read_end(stream)
-                            return
-                    if not task_id:
-                        return
-                    raise AgentUnreachableError("the stream ended before the task settled")
-                except UnavailableError:
-                    if not (resumable and task_id and last_seq is not None) or \
-                            resumes >= self.options.retries:
-                        raise
-                resumes += 1
-                log.info("stream of task %s dropped after event %d; resuming", task_id,
-                         last_seq)
-                await stream.aclose()
-                await asyncio.sleep(self.options.backoff * 2 ** (resumes - 1))
-                sub = self._scoped(pb.SubscribeToTaskRequest(id=task_id))
-                if isinstance(req, pb.SubscribeToTaskRequest | pb.SendMessageRequest) and \
-                        req.tenant:
-                    sub.tenant = req.tenant
-                stream = await self._open("SubscribeToTask", sub,
-                                          {LAST_EVENT_ID: str(last_seq),
-                                           "Last-Event-ID": str(last_seq)}, retry=True,
-                                          extensions=declare)
-        finally:
-            await stream.aclose()
-
-
-# How long the end of a stream is waited for after its last event.
-END_WAIT = 2.0
-
-
-async def _read_end(stream: EventStream) -> None:
-    """The server ends a stream after the event that settles its task: read
-    that end (a gRPC call's status and trailers, the end of the HTTP body)
-    rather than cancel the call under it, so that what was recorded of it
-    (the inspector's wire view) is what the server did, and an HTTP
-    connection goes back to the pool whole. One read, briefly: a server that
-    sends more after the end, or never ends, is cut."""
-    try:
-        async with asyncio.timeout(END_WAIT):
-            await anext(aiter(stream), None)
-    except (TimeoutError, A2AError):
-        pass  # the caller has every event; how the server closed is not its concern
-
-
-def _task_id(event: pb.StreamResponse) -> str:
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return event.task.id
-    if kind == "status_update":
-        return event.status_update.task_id
-    if kind == "artifact_update":
-        return event.artifact_update.task_id
-    return ""
+        return resuming(self._open, self._scoped, rpc, self._scoped(req), resumable=resumable,
+                        retries=self.options.retries, backoff=self.options.backoff)

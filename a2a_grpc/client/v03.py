@@ -31,9 +31,9 @@ from a2a_grpc.client.errors import (
     from_details,
     from_jsonrpc,
 )
+from a2a_grpc.client.grpc_transport import GrpcTransport
 from a2a_grpc.client.transports import (
     DROPPED,
-    GrpcTransport,
     Headers,
     JsonRpcTransport,
     RestTransport,
