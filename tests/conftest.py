@@ -29,18 +29,21 @@ from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import reap, start_server, wait_serving
 
 # `make test` runs the suite in parallel (pytest-xdist, --dist loadgroup). The
-# tests that share an expensive thing built once a run run in one worker, so it
-# is built once there: the wheel and its virtualenvs (tests/packaging), the
-# official clients' and servers' virtualenvs and node modules (tests/interop).
-SHARED = (("tests/packaging/", "wheel"), ("tests/interop/", "interop"))
+# tests of the built wheel and the virtualenvs it is installed in (session
+# fixtures: built once a process) run in one worker, so they are built once.
+# The interop peers' virtualenvs and node modules, in .interop, are made once by
+# whichever worker needs them first (tools/kits.py: one_maker). Both folders
+# install things on first use: time for it beyond the per-test timeout.
+WHEEL, INSTALLING = "tests/packaging/", ("tests/packaging/", "tests/interop/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = item.path.as_posix()
-        for folder, group in SHARED:
-            if f"/{folder}" in path:
-                item.add_marker(pytest.mark.xdist_group(group))
+        if f"/{WHEEL}" in path:
+            item.add_marker(pytest.mark.xdist_group("wheel"))
+        if any(f"/{folder}" in path for folder in INSTALLING):
+            item.add_marker(pytest.mark.timeout(600))
 
 # Webhook hosts the tests may name (never called: no sender runs in these tests).
 TEST_POLICY = PushPolicy.from_flags([".example.com"])

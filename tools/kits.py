@@ -6,11 +6,13 @@ in: the conformance kits (`make tck`, `make tck10`), the integration test kit
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
 import sys
 import venv
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +37,16 @@ def checkout(variable: str, target: str, needs: Sequence[str], clone: str) -> Pa
     return path
 
 
+@contextlib.contextmanager
+def one_maker(name: str) -> Iterator[None]:
+    """While .interop/NAME is made: one process at a time (a parallel test run,
+    a bench beside it); the others wait, then find it made (its stamp)."""
+    INTEROP.mkdir(parents=True, exist_ok=True)
+    with (INTEROP / f".{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def venv_with(name: str, requirements: Sequence[str]) -> Path:
     """The Python of .interop/NAME, a virtualenv holding `requirements` (pip's
     arguments: packages, or `-e PATH`), made on first use and made again when
@@ -44,20 +56,26 @@ def venv_with(name: str, requirements: Sequence[str]) -> Path:
     wanted = "\n".join(requirements)
     if stamp.exists() and stamp.read_text() == wanted:
         return python
-    print(f"\ninstalling {' '.join(requirements)} into {home} (first run only)...",
-          file=sys.stderr, flush=True)
-    venv.create(home, with_pip=True, clear=True)
-    # From the virtualenv's own folder: `python -m` puts the working directory on the
-    # path, and the checkout's a2a_grpc.egg-info there (rewritten while a wheel is
-    # built beside a parallel run) would pass for an installed a2a-grpc.
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements],
-                          capture_output=True, text=True, timeout=900, check=False,
-                          cwd=home)
-    if done.returncode != 0:
-        raise InstallFailed(f"{' '.join(requirements)} could not be installed: "
-                            f"{done.stderr[-2000:]}")
-    stamp.write_text(wanted)
-    return python
+    with one_maker(name):
+        if stamp.exists() and stamp.read_text() == wanted:
+            return python
+        print(f"\ninstalling {' '.join(requirements)} into {home} (first run only)...",
+              file=sys.stderr, flush=True)
+        failed = ""
+        for _ in range(2):  # a second time from scratch: pip has failed once, then not
+            venv.create(home, with_pip=True, clear=True)
+            # From the virtualenv's own folder: `python -m` puts the working directory
+            # on the path, and the checkout's a2a_grpc.egg-info there would pass for
+            # an installed a2a-grpc.
+            done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements],
+                                  capture_output=True, text=True, timeout=900, check=False,
+                                  cwd=home)
+            if done.returncode == 0:
+                stamp.write_text(wanted)
+                return python
+            failed = done.stderr[-2000:]
+            print(f"pip failed in {home}; once more from scratch", file=sys.stderr, flush=True)
+    raise InstallFailed(f"{' '.join(requirements)} could not be installed: {failed}")
 
 
 def kit_venv(name: str, requirements: Sequence[str]) -> Path:

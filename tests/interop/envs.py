@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tools.kits import INTEROP, InstallFailed, venv_with
+from tools.kits import INTEROP, InstallFailed, one_maker, venv_with
 
 # The official SDK with its gRPC client, its HTTP server (for the reference server peer)
 # and its SQL task store (SQLite, PostgreSQL: the durable benchmarks).
@@ -60,14 +60,17 @@ def node_modules() -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
         raise Unavailable("Node.js is unavailable: node and npm are not on PATH "
                           "(apt-get install nodejs npm)")
-    home.mkdir(parents=True, exist_ok=True)
-    print(f"\ninstalling {wanted} into {home} (first run only)...", file=sys.stderr)
-    done = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit", "--no-fund",
-                           "--silent", *NODE_PACKAGES],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if done.returncode != 0:
-        raise Unavailable(f"grpc-js from npm is unavailable: {done.stderr[-2000:]}")
-    stamp.write_text(wanted)
+    with one_maker("node"):
+        if stamp.exists() and stamp.read_text() == wanted:
+            return home / "node_modules"
+        home.mkdir(parents=True, exist_ok=True)
+        print(f"\ninstalling {wanted} into {home} (first run only)...", file=sys.stderr)
+        done = subprocess.run(["npm", "install", "--prefix", str(home), "--no-audit",
+                               "--no-fund", "--silent", *NODE_PACKAGES],
+                              capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode != 0:
+            raise Unavailable(f"grpc-js from npm is unavailable: {done.stderr[-2000:]}")
+        stamp.write_text(wanted)
     return home / "node_modules"
 
 
