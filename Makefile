@@ -13,7 +13,7 @@ run: $(STAMP)
 
 # In parallel, a worker a core (at most 4): ARGS="-n 0 tests/unit" runs a part in one process.
 test: $(STAMP)
-	$(PY) -m pytest -n auto --maxprocesses 4 --dist loadgroup --durations=15 $(ARGS)
+	$(PY) -m pytest -n auto --maxprocesses 4 --durations=15 $(ARGS)
 
 # The documentation site (mkdocs.yml) into site/; a warning is an error.
 docs: $(STAMP)

@@ -28,21 +28,17 @@ from a2a_grpc.stores import TaskStore
 from tests.bindings import Binding, GrpcBinding, JsonRpcBinding, RestBinding
 from tests.processes import reap, start_server, wait_serving
 
-# `make test` runs the suite in parallel (pytest-xdist, --dist loadgroup). The
-# tests of the built wheel and the virtualenvs it is installed in (session
-# fixtures: built once a process) run in one worker, so they are built once.
-# The interop peers' virtualenvs and node modules, in .interop, are made once by
-# whichever worker needs them first (tools/kits.py: one_maker). Both folders
-# install things on first use: time for it beyond the per-test timeout.
-WHEEL, INSTALLING = "tests/packaging/", ("tests/packaging/", "tests/interop/")
+# `make test` runs the suite in parallel (pytest-xdist). What tests share is made
+# once a run by whichever worker needs it first, the others waiting for it: the
+# wheel and its virtualenvs (tests/packaging/installed.py: once), the interop
+# peers' virtualenvs and node modules (tools/kits.py: one_maker). Tests in these
+# folders install things on first use: time for it beyond the per-test timeout.
+INSTALLING = ("tests/packaging/", "tests/interop/")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        path = item.path.as_posix()
-        if f"/{WHEEL}" in path:
-            item.add_marker(pytest.mark.xdist_group("wheel"))
-        if any(f"/{folder}" in path for folder in INSTALLING):
+        if any(f"/{folder}" in item.path.as_posix() for folder in INSTALLING):
             item.add_marker(pytest.mark.timeout(600))
 
 # Webhook hosts the tests may name (never called: no sender runs in these tests).

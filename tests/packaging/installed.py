@@ -4,15 +4,17 @@ tree, fresh virtualenvs, `serve` run from them."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import uuid
 import venv
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.processes import LISTENING
 
@@ -69,6 +71,27 @@ async def serving(python: Path, cwd: Path, *flags: str,
     finally:
         proc.kill()
         await proc.wait()
+
+
+def once(factory: Any, name: str, make: Callable[[Path], str]) -> str:
+    """What `make(folder)` makes, made once a test run: under pytest-xdist the
+    first worker to ask makes it, and the others wait for it (a lock), then use
+    it. `factory`: pytest's tmp_path_factory; `name`: the folder it is made in."""
+    base: Path = factory.getbasetemp()
+    run_dir = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the run's own
+    root = run_dir / "made-once"
+    root.mkdir(exist_ok=True)
+    made = root / f"{name}.made"
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made.exists():
+            return made.read_text()
+        home = root / name
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir()
+        result = make(home)
+        made.write_text(result)
+        return result
 
 
 def make_venv(home: Path, *requirements: str) -> Path:

@@ -16,7 +16,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.packaging.installed import HEADERS, ROOT, make_venv, run, serving
+from tests.packaging.conftest import venv_of
+from tests.packaging.installed import HEADERS, ROOT, run, serving
 
 EXAMPLES = ROOT / "examples" / "frameworks"
 # extra -> (its distribution, the example, the object served, the first message,
@@ -38,7 +39,7 @@ def with_extra(request: pytest.FixtureRequest, installed: tuple[Path, Path],
                tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     wheel, _ = installed
     extra = request.param
-    return extra, make_venv(tmp_path_factory.mktemp(f"extra-{extra}"), f"{wheel}[{extra}]")
+    return extra, venv_of(tmp_path_factory, f"extra-{extra}", f"{wheel}[{extra}]")
 
 
 def test_each_extra_installs_its_framework_alone(with_extra: tuple[str, Path]) -> None:

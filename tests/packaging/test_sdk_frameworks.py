@@ -18,7 +18,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.packaging.installed import HEADERS, ROOT, make_venv, run, serving
+from tests.packaging.conftest import venv_of
+from tests.packaging.installed import HEADERS, ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
 # framework -> (what its venv holds, the executor file, the SDK line it brings, what it says)
@@ -33,7 +34,7 @@ def framework(request: pytest.FixtureRequest, installed: tuple[Path, Path],
               tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     wheel, _ = installed
     name = request.param
-    return name, make_venv(tmp_path_factory.mktemp(f"sdk-{name}"), str(wheel), CASES[name][0])
+    return name, venv_of(tmp_path_factory, f"sdk-{name}", str(wheel), CASES[name][0])
 
 
 def text_of(task: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from a2a_grpc.stores.postgres import MIGRATION_LOCK
 from a2a_grpc.stores.sql_schema import SCHEMA_VERSION
 from tests.processes import Server, reap, start_server
 from tests.stores import drop_schema, postgres_schema, postgres_url
-from tools.kits import INTEROP, venv_with
+from tools.kits import INTEROP, one_maker, venv_with
 
 ROOT = Path(__file__).resolve().parents[2]
 # The commit before the one that added schema 9 (a2a_contexts): the previous release.
@@ -47,14 +47,16 @@ def previous() -> Path:
     commit = found.stdout.strip()
     home = INTEROP / f"previous-{commit[:10]}"
     wheels = home / "dist"
-    if not list(wheels.glob("*.whl")):
-        source = home / "src"
-        archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True,
-                                 check=True).stdout
-        with tarfile.open(fileobj=BytesIO(archive)) as tar:
-            tar.extractall(source, filter="fully_trusted")
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
-                        str(wheels), str(source)], check=True, capture_output=True)
+    with one_maker(home.name):  # one pytest-xdist worker builds it
+        if not list(wheels.glob("*.whl")):
+            source = home / "src"
+            archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True,
+                                     check=True).stdout
+            with tarfile.open(fileobj=BytesIO(archive)) as tar:
+                tar.extractall(source, filter="fully_trusted")
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w",
+                            str(wheels), str(source)], check=True, capture_output=True,
+                           cwd=home)
     wheel = next(wheels.glob("*.whl"))
     return venv_with(f"previous-{commit[:10]}-venv", [f"{wheel}[postgres]"])
 
