@@ -67,7 +67,8 @@ def venv_with(name: str, requirements: Sequence[str]) -> Path:
             # From the virtualenv's own folder: `python -m` puts the working directory
             # on the path, and the checkout's a2a_grpc.egg-info there would pass for
             # an installed a2a-grpc.
-            done = subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements],
+            done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile",
+                                   *requirements],
                                   capture_output=True, text=True, timeout=900, check=False,
                                   cwd=home)
             if done.returncode == 0:
