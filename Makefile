@@ -11,9 +11,10 @@ BENCH_STAMP := $(VENV)/.bench-installed
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
 
-# In parallel, a worker a core (at most 4): ARGS="-n 0 tests/unit" runs a part in one process.
+# In parallel, a worker a core (at most 4), an idle worker taking tests queued for a busy one
+# (worksteal): ARGS="-n 0 tests/unit" runs a part in one process.
 test: $(STAMP)
-	$(PY) -m pytest -n auto --maxprocesses 4 --durations=15 $(ARGS)
+	$(PY) -m pytest -n auto --maxprocesses 4 --dist worksteal --durations=15 $(ARGS)
 
 # The documentation site (mkdocs.yml) into site/; a warning is an error.
 docs: $(STAMP)
