@@ -37,7 +37,8 @@ def mark(conn: sqlite3.Connection, backup_id: str, shard: int, shards: int) -> N
 
 
 def mark_of(path: Path) -> tuple[str, int, int] | None:
-    """The backup mark of the SQLite file at `path`, if it has one."""
+    """The backup mark of the SQLite file at `path`, if it has one (none for a
+    file that is not a database: opening the store says so, with what to check)."""
     conn = sqlite3.connect(path, timeout=30)
     try:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
@@ -45,6 +46,8 @@ def mark_of(path: Path) -> tuple[str, int, int] | None:
             return None
         row = conn.execute(f"SELECT id, shard, shards FROM {MARK}").fetchone()
         return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
+    except sqlite3.DatabaseError:
+        return None
     finally:
         conn.close()
 

@@ -61,6 +61,17 @@ def test_a_store_in_a_folder_that_is_not_there_is_refused(
     assert not typo.parent.exists()
 
 
+@pytest.mark.parametrize("mode", MODES, ids=IDS)
+def test_a_store_that_is_not_a_database_is_said_in_one_line(
+        tmp_path: Path, mode: tuple[str, ...]) -> None:
+    junk = tmp_path / "notes.db"
+    junk.write_text("not a database")
+    done = serve(tmp_path, "--store", f"sqlite:///{junk}", *mode)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    [line] = said(done)
+    assert "not a database" in line and line.endswith("; check --store"), line
+
+
 def test_only_store_errors_are_told_to_check_the_store(tmp_path: Path) -> None:
     (tmp_path / "broken.py").write_text("raise OSError('no such device')\n")
     done = serve(tmp_path, "--agent", "broken:Agent")
