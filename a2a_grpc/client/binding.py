@@ -11,7 +11,8 @@ from a2a_grpc.client.grpc_transport import GrpcTransport
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.tls import grpc_credentials
 from a2a_grpc.client.transports import JsonRpcTransport, RestTransport, Transport
-from a2a_grpc.client.v03 import Grpc03Transport, JsonRpc03Transport, Rest03Transport
+from a2a_grpc.client.v03 import Grpc03Transport, Rest03Transport
+from a2a_grpc.client.v03_jsonrpc import JsonRpc03Transport
 from a2a_grpc.generated import a2a_pb2 as pb
 
 

@@ -5,8 +5,8 @@ The client speaks 1.0 to its caller whatever the agent speaks: each
 transport here takes the same 1.0 request messages, asks in 0.3 and answers
 with the 1.0 messages, translated by legacy/ (the server's own 0.3 layer,
 used the other way round):
-- JSON-RPC: 0.3's method names (`message/send`, `message/stream`,
-  `tasks/get`, `tasks/cancel`, `tasks/resubscribe`,
+- JSON-RPC (v03_jsonrpc.py): 0.3's method names (`message/send`,
+  `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`,
   `tasks/pushNotificationConfig/*`) and its JSON (`kind`, lower-case states);
 - HTTP+JSON: 0.3's `/v1/...` paths with ProtoJSON of 0.3's messages;
 - gRPC: 0.3's service (`a2a.v1.A2AService`).
@@ -35,7 +35,6 @@ from a2a_grpc.client.grpc_transport import GrpcTransport
 from a2a_grpc.client.transports import (
     DROPPED,
     Headers,
-    JsonRpcTransport,
     RestTransport,
     http_failure,
 )
@@ -50,21 +49,11 @@ from a2a_grpc.core.stream import EventStream, Numbered
 from a2a_grpc.generated import a2a_pb2 as v1
 from a2a_grpc.generated import a2a_v03_pb2 as v03
 from a2a_grpc.generated.a2a_v03_pb2_grpc import A2AServiceStub as V03Stub
-from a2a_grpc.legacy import json03, proto03
+from a2a_grpc.legacy import proto03
 from a2a_grpc.legacy.http03 import error_of
 
-Json = dict[str, Any]
-JSONRPC_METHODS = {
-    "SendMessage": "message/send", "SendStreamingMessage": "message/stream",
-    "GetTask": "tasks/get", "CancelTask": "tasks/cancel", "SubscribeToTask": "tasks/resubscribe",
-    "CreateTaskPushNotificationConfig": "tasks/pushNotificationConfig/set",
-    "GetTaskPushNotificationConfig": "tasks/pushNotificationConfig/get",
-    "ListTaskPushNotificationConfigs": "tasks/pushNotificationConfig/list",
-    "DeleteTaskPushNotificationConfig": "tasks/pushNotificationConfig/delete",
-}
 
-
-def _unsupported(rpc: str) -> UnsupportedOperationError:
+def unsupported(rpc: str) -> UnsupportedOperationError:
     return UnsupportedOperationError(f"{rpc} is not an operation of A2A 0.3, which this agent "
                                      "speaks")
 
@@ -95,7 +84,7 @@ def request_03(rpc: str, req: Any) -> Message:
         return cls(name=_name(req))
     if rpc == "ListTaskPushNotificationConfigs":
         return v03.ListTaskPushNotificationConfigRequest(parent=proto03.TASKS + req.task_id)
-    raise _unsupported(rpc)
+    raise unsupported(rpc)
 
 
 def answer_of(rpc: str, answer: Any) -> Message:
@@ -112,7 +101,7 @@ def answer_of(rpc: str, answer: Any) -> Message:
     return Empty()
 
 
-def _translated(convert: Callable[[], Message]) -> Message:
+def translated(convert: Callable[[], Message]) -> Message:
     try:
         return convert()
     except (InvalidParamsError, ValueError, KeyError, TypeError) as exc:
@@ -153,7 +142,7 @@ class Grpc03Transport(GrpcTransport):
                 request, metadata=self._metadata(headers), wait_for_ready=retry)
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
-        return _translated(lambda: answer_of(rpc, answer))
+        return translated(lambda: answer_of(rpc, answer))
 
     async def stream(self, rpc: str, req: Message, headers: Headers,
                      retry: bool = False) -> EventStream:
@@ -172,7 +161,7 @@ class Grpc03Transport(GrpcTransport):
         try:
             event = first
             while event is not grpc.aio.EOF:
-                yield None, _translated(lambda e=event: proto03.event_of(e))  # type: ignore[misc]
+                yield None, translated(lambda e=event: proto03.event_of(e))  # type: ignore[misc]
                 event = await call.read()
         except grpc.aio.AioRpcError as err:
             raise self._error(err) from None
@@ -199,7 +188,7 @@ class Rest03Transport(RestTransport):
                 "DELETE", f"{configs}/{getattr(req, 'id', '')}", None),
         }
         if rpc not in routes:
-            raise _unsupported(rpc)
+            raise unsupported(rpc)
         verb, path, _ = routes[rpc]
         return verb, path, request_03(rpc, req) if verb == "POST" else None
 
@@ -245,7 +234,7 @@ class Rest03Transport(RestTransport):
                 answer = json_format.ParseDict(body or {}, _ANSWERS_03[rpc](),
                                                ignore_unknown_fields=True)
             return answer_of(rpc, answer)
-        return _translated(convert)
+        return translated(convert)
 
     def _parse_event(self, body: Any) -> v1.StreamResponse:
         if isinstance(body, dict) and isinstance(body.get("code"), int) and "kind" not in body:
@@ -254,7 +243,7 @@ class Rest03Transport(RestTransport):
         def convert() -> Message:
             return proto03.event_of(json_format.ParseDict(body, v03.StreamResponse(),
                                                           ignore_unknown_fields=True))
-        event = _translated(convert)
+        event = translated(convert)
         assert isinstance(event, v1.StreamResponse)
         return event
 
@@ -265,56 +254,3 @@ _ANSWERS_03: dict[str, type[Message]] = {
     "GetTaskPushNotificationConfig": v03.TaskPushNotificationConfig,
     "DeleteTaskPushNotificationConfig": Empty,
 }
-
-
-class JsonRpc03Transport(JsonRpcTransport):
-    """0.3's JSON-RPC methods, with 0.3's JSON."""
-
-    def _request(self, rpc: str, req: Message) -> tuple[str, Json]:
-        if rpc not in JSONRPC_METHODS:
-            raise _unsupported(rpc)
-        d: Json = json_format.MessageToDict(req)
-        params: Json
-        if rpc in ("SendMessage", "SendStreamingMessage"):
-            params = {"message": json03.message_out(d.get("message", {}))}
-            if "configuration" in d:
-                params["configuration"] = json03.configuration_out(d["configuration"])
-            if "metadata" in d:
-                params["metadata"] = d["metadata"]
-        elif rpc == "CreateTaskPushNotificationConfig":
-            params = json03.push_config_out(d)
-        elif rpc in ("GetTaskPushNotificationConfig", "DeleteTaskPushNotificationConfig"):
-            params = {"id": d.get("taskId", ""), "pushNotificationConfigId": d.get("id", "")}
-        elif rpc == "ListTaskPushNotificationConfigs":
-            params = {"id": d.get("taskId", "")}
-        else:
-            params = {k: v for k, v in d.items() if k in ("id", "historyLength")}
-        return JSONRPC_METHODS[rpc], params
-
-    def _parse_answer(self, rpc: str, result: Any) -> Message:
-        def convert() -> Message:
-            if rpc == "SendMessage":
-                return json_format.ParseDict(json03.event_in(result), v1.SendMessageResponse())
-            if rpc in ("GetTask", "CancelTask"):
-                return json_format.ParseDict(json03.task_in(result), v1.Task())
-            if rpc == "ListTaskPushNotificationConfigs":
-                return v1.ListTaskPushNotificationConfigsResponse(
-                    configs=[_config_in(c) for c in result or []])
-            if rpc == "DeleteTaskPushNotificationConfig":
-                return Empty()
-            return _config_in(result)
-        return _translated(convert)
-
-    def _parse_event(self, result: Any) -> v1.StreamResponse:
-        event = _translated(
-            lambda: json_format.ParseDict(json03.event_in(result), v1.StreamResponse()))
-        assert isinstance(event, v1.StreamResponse)
-        return event
-
-
-def _config_in(c: Any) -> v1.TaskPushNotificationConfig:
-    task_id = c.get("taskId", "")
-    inner = json03.push_config_in(c.get("pushNotificationConfig", {}))
-    config = json_format.ParseDict(inner, v1.TaskPushNotificationConfig())
-    config.task_id, config.id = task_id, json03.config_id(config.id, task_id)
-    return config
