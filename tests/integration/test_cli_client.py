@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import pty
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -203,12 +204,24 @@ async def test_a_url_without_an_agents_scheme_is_a_usage_error(target: str) -> N
 async def test_ctrl_c_on_a_stream_ends_it_without_a_traceback(url: str) -> None:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "a2a_grpc", "stream", url, "slow 30", cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # PYTHONFAULTHANDLER: if it does not stop, SIGABRT has it say where it is.
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
-    await asyncio.wait_for(proc.stdout.readline(), 30)  # the stream's first event is here
-    proc.send_signal(2)  # what the terminal sends on Ctrl-C
-    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    try:
+        first = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert first, "the stream printed nothing"  # its first event is here
+        proc.send_signal(signal.SIGINT)  # what the terminal sends on Ctrl-C
+        try:
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+        except TimeoutError:
+            proc.send_signal(signal.SIGABRT)
+            _, err = await asyncio.wait_for(proc.communicate(), 10)
+            raise AssertionError("still running 20 s after Ctrl-C:\n" + err.decode()) from None
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
     assert proc.returncode == 130, err.decode()
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
 
