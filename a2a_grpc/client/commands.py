@@ -30,6 +30,7 @@ from google.protobuf import json_format
 from a2a_grpc.cards.errors import CardSignatureError
 from a2a_grpc.client.client import A2AClient
 from a2a_grpc.client.credentials import ClientCredentialsGrant
+from a2a_grpc.client.interrupt import INTERRUPTED, interruptible
 from a2a_grpc.client.options import ClientOptions
 from a2a_grpc.client.output import EXIT, Output, exit_for
 from a2a_grpc.core.errors import A2AError
@@ -281,11 +282,11 @@ def main_for(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2  # a usage mistake, as argparse's own
     try:
-        return asyncio.run(run(args))
+        return asyncio.run(interruptible(run(args)))  # Ctrl-C: 130 (interrupt.py)
     except UsageError as exc:
         print(f"a2a-grpc: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C on a stream or a subscription: the user's wish
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C before the loop ran
+        return INTERRUPTED
 
 

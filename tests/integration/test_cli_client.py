@@ -226,6 +226,37 @@ async def test_ctrl_c_on_a_stream_ends_it_without_a_traceback(url: str) -> None:
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
 
 
+# A command whose work keeps the cancellation (as a library below it once did).
+_STUBBORN = """
+import asyncio, sys
+from a2a_grpc.client.interrupt import interruptible
+async def stubborn():
+    print("started", flush=True)
+    while True:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            pass
+sys.exit(asyncio.run(interruptible(stubborn())))
+"""
+
+
+async def test_ctrl_c_ends_a_command_that_keeps_the_cancellation() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _STUBBORN, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    try:
+        assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"started\n"
+        proc.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(proc.communicate(), 20)  # INTERRUPT_GRACE_S: 2 s
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 130 and b"Traceback" not in err, err.decode()
+
+
 async def test_exit_statuses_tell_usage_connection_and_refusal_apart(
         url: str, tmp_path: Path) -> None:
     """docs/client.md's statuses: 2 a usage mistake, 4 no agent to talk to, 6 the
