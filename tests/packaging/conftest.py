@@ -49,8 +49,9 @@ def installed_pyvoy(installed: tuple[Path, Path],
 
 @pytest.fixture(scope="session")
 def with_sdk(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Python of a fresh virtualenv with the wheel and a2a-sdk 1.x."""
-    return venv_of(tmp_path_factory, "with-sdk", str(installed[0]), *SDK)
+    """The Python of a fresh virtualenv with the wheel, `[pyvoy]` (its executors
+    on both carriers) and a2a-sdk 1.x."""
+    return venv_of(tmp_path_factory, "with-sdk", f"{installed[0]}[pyvoy]", *SDK)
 
 
 @pytest.fixture(scope="session")

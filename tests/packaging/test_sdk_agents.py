@@ -4,7 +4,7 @@ ours, driven by the SDK's own client over JSON-RPC, HTTP+JSON and gRPC, give
 the same answers (final states, texts, event sequences, 0.3's `final` flags,
 follow-ups, conversations on one context, cancel), except where we follow
 A2A 1.0 and the SDK does not, each checked below as docs/official-sdk-agents.md
-says. Both generations, each in a virtualenv of its own, run from a folder
+says; 1.x's give ours the same answers on the pyvoy carrier. Both generations, each in a virtualenv of its own, run from a folder
 that is not the repository."""
 
 from __future__ import annotations
@@ -114,6 +114,13 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
         assert ours["cancel"]["state"] == ours["cancel"]["stored"] == "TASK_STATE_CANCELED"
         assert ours["cancel"]["stream"][-1] == "TASK_STATE_CANCELED"
         assert ours["cancel"]["cancel_again"] == "TaskNotCancelableError"
+    # The same executors with pyvoy carrying every binding: what grpc.aio and
+    # aiohttp gave, binding for binding.
+    async with serving(with_sdk, cwd, "--agent", "sdk_agents:Samples", "--grpc-carrier",
+                       "pyvoy", "--store", f"sqlite:///{cwd / 'pyvoy.db'}") as (_, port):
+        for binding in BINDINGS:
+            carried = await drive(with_sdk, cwd, "sdk_agent_client.py", port, binding)
+            assert carried == seen[binding][1], (binding, differences(carried, seen[binding][1]))
 
 
 async def test_sdk_03_executors_served_as_the_sdk_serves_them(
