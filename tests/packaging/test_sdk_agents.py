@@ -4,8 +4,9 @@ ours, driven by the SDK's own client over JSON-RPC, HTTP+JSON and gRPC, give
 the same answers (final states, texts, event sequences, 0.3's `final` flags,
 follow-ups, conversations on one context, cancel), except where we follow
 A2A 1.0 and the SDK does not, each checked below as docs/official-sdk-agents.md
-says; 1.x's give ours the same answers on the pyvoy carrier. Both generations, each in a virtualenv of its own, run from a folder
-that is not the repository."""
+says; 1.x's give ours the same answers on the pyvoy carrier. Both
+generations, each in a virtualenv of its own, run from a folder that is not
+the repository."""
 
 from __future__ import annotations
 
