@@ -21,7 +21,7 @@ from a2a_grpc.mount import A2AApp, Network, ServeSettings, Store
 def main(mode: str, http: int, grpc: int, store: str) -> None:
     a2a = A2AApp(DemoAgent(), ServeSettings(network=Network(grpc_port=grpc),
                                             store=Store(url=store)),
-                 public_url=f"http://127.0.0.1:{http}")
+                 public_url=f"http://127.0.0.1:{http}", grpc=True)
     app = a2a
     if mode == "fastapi":
         from fastapi import FastAPI

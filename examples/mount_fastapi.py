@@ -7,7 +7,10 @@ The host app keeps its own routes and middleware: `record` sees every
 request, A2A's included, and marks every answer; `sign_in` stands for the
 host's authentication (here, a trusted `X-User` header set by a gateway in
 front), and `identify` hands who it admitted to the agent's call context,
-so each user's tasks are that user's. The card is at
+so each user's tasks are that user's. gRPC is served on a port of its own,
+which no middleware of the host's sees: `identify_grpc` is the host's
+authentication for it (the same trusted `x-user`, as gRPC metadata), and a
+gRPC call it does not admit is refused (UNAUTHENTICATED). The card is at
 /a2a/.well-known/agent-card.json, and names the URLs it was reached by
 (pass public_url= to name one). The settings are `serve`'s, from the
 same A2A_GRPC_* environment variables (A2A_GRPC_STORE, A2A_GRPC_GRPC_PORT:
@@ -17,7 +20,7 @@ by the host app's lifespan.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -31,7 +34,12 @@ def identify(scope: MutableMapping[str, Any]) -> Identity | None:
     return Identity(subject=user, scheme="host") if user else None
 
 
-a2a = A2AApp(DemoAgent(), identify=identify)
+def identify_grpc(metadata: Mapping[str, str]) -> Identity | None:
+    user = metadata.get("x-user")
+    return Identity(subject=user, scheme="host") if user else None
+
+
+a2a = A2AApp(DemoAgent(), identify=identify, grpc=True, grpc_identify=identify_grpc)
 app = FastAPI(lifespan=a2a.lifespan)
 app.state.seen = []
 

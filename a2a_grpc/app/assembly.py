@@ -40,6 +40,7 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import configure, reloader
+from a2a_grpc.auth.host import HostIdentified, HostIdentify
 from a2a_grpc.bridge.endpoints import JWKS_PATH
 from a2a_grpc.bus import Backlog, EventBus, open_bus
 from a2a_grpc.bus.hub_client import HubEventBus
@@ -150,10 +151,15 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
 
 
 async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: AsyncExitStack,
-                   tls: TlsFiles | None, *, grpc: bool | str = True) -> Assembly:
+                   tls: TlsFiles | None, *, grpc: bool | str = True,
+                   grpc_shared: bool | None = None,
+                   grpc_identify: HostIdentify | None = None) -> Assembly:
     """Open everything `agent` is served with; `cleanup` closes it. `grpc`:
     True serves it with grpc.aio on its own port, "carried" makes it an ASGI
-    app for the server that carries the HTTP side (grpc_edge/asgi)."""
+    app for the server that carries the HTTP side (grpc_edge/asgi).
+    `grpc_shared`: the gRPC port is shared with this server's other processes
+    (by default: under `serve --workers`); `grpc_identify`: who the host app
+    admits on gRPC (a mounted app's: auth/host.py)."""
     net, stored = settings.network, settings.store
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
@@ -226,8 +232,11 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         grpc_server = await carried_grpc(handler, admission, metrics)
         cleanup.push_async_callback(grpc_server.stop, net.grace)
     elif grpc:
-        grpc_server = await start_grpc(handler, net.host, net.grpc_port, admission, tls,
-                                       metrics)
+        shared = worker is not None if grpc_shared is None else grpc_shared
+        grpc_server = await start_grpc(
+            handler, net.host, net.grpc_port,
+            admission if grpc_identify is None else HostIdentified(admission, grpc_identify),
+            tls, metrics, shared=shared)
         cleanup.push_async_callback(grpc_server.stop, net.grace)
     if grpc_server is not None:
         watching = asyncio.create_task(readiness.watch(grpc_server.serving), name="a2a-ready")

@@ -20,8 +20,8 @@ from a2a_grpc.app.settings_load import add_flags, load
 from a2a_grpc.app.workers import supervise
 from a2a_grpc.client.commands import VERBS, add_commands, main_for
 from a2a_grpc.core.extras import MissingExtraError
+from a2a_grpc.core.ports import PortInUseError
 from a2a_grpc.core.version import describe
-from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe import logs
 from a2a_grpc.stores import StoreInUseError, StoreOpenError
 

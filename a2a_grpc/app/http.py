@@ -22,8 +22,8 @@ from a2a_grpc.bridge.http_app import CLOSING, add_operations_routes
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.cards.card import Interface, advertised_host, host_port
 from a2a_grpc.core.contract import A2AService
+from a2a_grpc.core.ports import PortInUseError
 from a2a_grpc.generated.a2a_pb2 import AgentCard
-from a2a_grpc.grpc_edge.server import PortInUseError
 from a2a_grpc.observe.metrics import Metrics
 
 LONGEST = 60 * 1024  # a request line or a header field

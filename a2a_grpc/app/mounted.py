@@ -28,6 +28,7 @@ from a2a_grpc.app.loading import NAMES_ARE, bad_name
 from a2a_grpc.app.options import http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.settings_load import load
+from a2a_grpc.auth.host import HostIdentify
 from a2a_grpc.bridge import asgi
 from a2a_grpc.bridge.card import CardEndpoint
 from a2a_grpc.bridge.endpoints import BridgeConfig, a2a_routes
@@ -49,9 +50,12 @@ NOT_STARTED = ("this A2A app has not been started: mounted in FastAPI or Starlet
 class A2AApp:
     """An ASGI application serving `agent`: JSON-RPC, HTTP+JSON, their SSE,
     the 0.3 and first-draft dialects and the agent card, as `serve` does
-    over aiohttp, and (unless `grpc` is False) gRPC on the settings' port;
-    `grpc="carried"`: gRPC answered by this app itself, on the port of the
-    server that runs it, which must speak HTTP/2 and send trailers (pyvoy).
+    over aiohttp. `grpc=True`: gRPC too, on a port of its own (the settings'),
+    which the host app's middleware never sees: give `grpc_identify` for the
+    host's authentication to gate it. `grpc="carried"`: gRPC answered by this
+    app itself, on the port of the server that runs it, which must speak
+    HTTP/2 and send trailers (pyvoy). By default no gRPC: no binding around
+    the host app's authentication unless asked for.
 
     `agent`: one agent, or several by name (each under /NAME, its card at
     /NAME/.well-known/agent-card.json, listed at /.well-known/ai-catalog.json).
@@ -64,12 +68,15 @@ class A2AApp:
     `identify(scope)`: who the host app's authentication admitted (an
     Identity), or None; a call it identifies is admitted as that caller,
     without the card's own schemes, and its tasks are that subject's.
+    `grpc_identify(metadata)`: the same for gRPC calls (their metadata, keys
+    lower-cased); None refuses the call as unauthenticated (auth/host.py).
     """
 
     def __init__(self, agent: AgentExecutor | Mapping[str, AgentExecutor],
                  settings: ServeSettings | None = None, *,
-                 public_url: str | None = None, grpc: bool | str = True,
-                 identify: asgi.Identify | None = None) -> None:
+                 public_url: str | None = None, grpc: bool | str = False,
+                 identify: asgi.Identify | None = None,
+                 grpc_identify: HostIdentify | None = None) -> None:
         # Several agents by name: each under /NAME, by the tenant NAME on gRPC, all
         # listed in the catalog (docs/hosting.md), as `serve --host-agent` hosts them.
         if isinstance(agent, Mapping):
@@ -81,6 +88,11 @@ class A2AApp:
         self.public_url = public_url.rstrip("/") if public_url else None
         self.grpc = grpc
         self.identify = identify
+        self.grpc_identify = grpc_identify
+        if grpc is True and identify is not None and grpc_identify is None:
+            log.warning("A2AApp: gRPC is served on a port of its own, which the host app's "
+                        "authentication does not see (identify= is HTTP's): pass "
+                        "grpc_identify= to gate it, or leave grpc off")
         self.http = http_options(self.settings.network, self.settings.agent.card_format)
         self.served: Assembly | None = None
         self._router: Router | None = None
@@ -138,8 +150,11 @@ class A2AApp:
             return
         stack = AsyncExitStack()
         try:
+            # Copies of the app (uvicorn --workers) share the gRPC port only as
+            # replicas, on one bus (docs/mounting.md).
             served = await assemble(self.agent, self.settings, stack, self.http.tls,
-                                    grpc=self.grpc)
+                                    grpc=self.grpc, grpc_shared=bool(self.settings.store.bus),
+                                    grpc_identify=self.grpc_identify)
             if isinstance(served.grpc, CarriedGrpc):
                 served.grpc.port = self.grpc_port
             v03 = self.config.card_v03_fields

@@ -39,6 +39,7 @@ from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bus import EventBus
 from a2a_grpc.cards.card import advertised_host, host_port
 from a2a_grpc.cards.catalog import CATALOG_PATH
+from a2a_grpc.core.ports import ensure_unserved
 from a2a_grpc.grpc_edge.asgi import CarriedGrpc
 from a2a_grpc.grpc_edge.server import GrpcServer
 from a2a_grpc.handler.request_handler import RequestHandler
@@ -60,6 +61,8 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
     worker = process.worker()
     if worker is not None:
         http = dataclasses.replace(http, reuse_port=True)
+    else:  # before anything opens: another server there would split the calls
+        ensure_unserved(net.host, net.http_port, net.grpc_port)
     notice = drain_notice(net, bool(stored.bus))
     async with AsyncExitStack() as cleanup:
         # Unwound in reverse on the way out, also when starting fails half-way.

@@ -44,7 +44,7 @@ from a2a_grpc.app import process
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bus.hub import Hub
 from a2a_grpc.cards.card import host_port
-from a2a_grpc.grpc_edge.server import PortInUseError
+from a2a_grpc.core.ports import ensure_unserved, reserve
 from a2a_grpc.stores import open_store
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -61,21 +61,6 @@ class _Worker:
     pause: float = 0.0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     status: str = ""  # its last STATUS= (process.fail: why it cannot start)
-
-
-def reserve(host: str, port: int) -> socket.socket:
-    """A socket bound to host:port with SO_REUSEPORT, not listening: the port
-    stays ours while workers come and go."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        raise PortInUseError(f"cannot listen on {host}:{port} ({exc.strerror})") from exc
-    return sock
 
 
 class Supervisor:
@@ -102,6 +87,7 @@ class Supervisor:
         # would be on another hub); on Redis, replicas among any others on it.
         # The ports first: one in use stops it before any store file is made.
         net = self.settings.network
+        ensure_unserved(net.host, net.http_port, net.grpc_port)  # no other server's group
         held = [reserve(net.host, net.http_port)]
         try:
             held.append(reserve(net.host, net.grpc_port))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import socket
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,6 +11,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 from a2a_grpc.core.contract import A2AService
+from a2a_grpc.core.ports import PortInUseError, unbindable
 from a2a_grpc.core.published import published_pool, service_name
 from a2a_grpc.generated import a2a_pb2
 from a2a_grpc.generated import a2a_v03_pb2 as v03_pb2
@@ -33,31 +33,6 @@ class ServerTls(Protocol):
     it asks for again at each handshake, so the files may be replaced."""
 
     def grpc_credentials(self) -> Any: ...
-
-
-class PortInUseError(OSError):
-    """A server could not listen where it was asked to."""
-
-
-def _unbindable(host: str, port: int) -> str:
-    """Why gRPC could not bind host:port, found as gRPC binds (port sharing on, so
-    that `serve --workers` shares it); "" when it can."""
-    if port == 0:
-        return ""
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
-    except socket.gaierror as exc:
-        return str(exc.strerror)
-    with socket.socket(family, kind, proto) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if hasattr(socket, "SO_REUSEPORT"):
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        try:
-            sock.bind(address)
-        except OSError as exc:
-            return str(exc.strerror)
-    return ""
 
 
 @dataclass(slots=True)
@@ -100,14 +75,17 @@ def add_services(target: Any, handler: RequestHandler, service: A2AService | Non
 
 async def start_grpc(handler: RequestHandler, host: str = "127.0.0.1", port: int = 0,
                      service: A2AService | None = None, tls: ServerTls | None = None,
-                     metrics: Metrics | None = None, observed: bool = False) -> GrpcServer:
+                     metrics: Metrics | None = None, observed: bool = False,
+                     shared: bool = False) -> GrpcServer:
     """Start serving `handler` on host:port (0 picks a free port); `service`:
     what the calls go to when not the handler itself (the authenticator);
     `tls`: serve TLS (and mTLS) with these files. `metrics` (or `observed`):
-    each call is counted there and traced (observe.service)."""
-    if why := _unbindable(host, port):  # said here: gRPC core would log a line of its own
+    each call is counted there and traced (observe.service). `shared`: a
+    worker of `serve --workers`, listening beside the others (SO_REUSEPORT);
+    otherwise no other process may listen on the port (core/ports.py)."""
+    if why := unbindable(host, port, shared=shared):  # said here: gRPC core would log too
         raise PortInUseError(f"cannot listen on {host}:{port} ({why})")
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=None if shared else [("grpc.so_reuseport", 0)])
     health_servicer = add_services(GenericOnly(server), handler, service, metrics, observed)
     try:
         bound = (server.add_insecure_port(f"{host}:{port}") if tls is None

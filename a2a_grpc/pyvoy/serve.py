@@ -25,10 +25,9 @@ from a2a_grpc.app.http import http_interfaces
 from a2a_grpc.app.options import drain_notice, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
-from a2a_grpc.app.workers import reserve
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import MissingExtraError, missing
-from a2a_grpc.grpc_edge.server import PortInUseError
+from a2a_grpc.core.ports import PortInUseError, ensure_unserved, reserve
 from a2a_grpc.pyvoy.drain import FOLDER, Asker
 from a2a_grpc.pyvoy.envoy import EnvoyOutput, envoy_apart
 from a2a_grpc.pyvoy.tls import EnvoyTls
@@ -110,7 +109,10 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
                        tls_require_client_certificate=net.tls_require_client_cert)
     # The ports are held here first (port 0 picks them) and Envoy listens on
     # them beside these sockets (SO_REUSEPORT, as under --workers): the app is
-    # told both before it starts, and its card names them.
+    # told both before it starts, and its card names them. Under --workers the
+    # supervisor holds them already; a server alone finds them unserved first.
+    if process.worker() is None:
+        ensure_unserved(net.host, net.http_port, net.grpc_port)
     held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
     ports = [sock.getsockname()[1] for sock in held]
     loop = "asyncio" if net.loop == "asyncio" else "uvloop"

@@ -27,6 +27,9 @@ async def test_stream_cancel_page_and_download(browser: Browser, either: Server,
     assert await page.text_content("#card-name") == "a2a-grpc demo agent"
     assert await page.text_content("#card-signature") == "not signed"
     assert "GRPC" in (await page.text_content("#interfaces") or "")
+    if server.path:  # the host app's sign-in (X-User), which the mounted gRPC asks for too
+        await page.click("#headers-box summary")
+        await page.fill("#headers", "X-User: inspector")
     await page.select_option("#binding", binding)
     await steps.shot("card")
 

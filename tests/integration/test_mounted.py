@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from a2a_grpc.client import A2AClient, ClientOptions
+from a2a_grpc.core.errors import UnauthenticatedError
 from a2a_grpc.demos.demo import DemoAgent
 from a2a_grpc.generated import a2a_pb2 as pb
 from a2a_grpc.mount import A2AApp, ServeSettings, Store
@@ -136,14 +137,42 @@ async def test_the_host_identity_owns_the_tasks(host: Server) -> None:
                 assert resp.status == 404, await resp.text()
 
 
+async def test_grpc_needs_the_host_authentication(host: Server) -> None:
+    """gRPC does not pass through the host's middleware: the example's
+    grpc_identify gates it. Without the host's credential a call is refused
+    (UNAUTHENTICATED, no task made); with it, the task is that user's on
+    every binding."""
+    anonymous = await A2AClient.connect(host.url, ClientOptions(prefer=["GRPC"]))
+    alice = await A2AClient.connect(host.url, ClientOptions(prefer=["GRPC"],
+                                                            headers={"X-User": "alice"}))
+    try:
+        assert anonymous.interface.protocol_binding == "GRPC"
+        with pytest.raises(UnauthenticatedError, match="host app's authentication"):
+            await anonymous.send_message(send_request("hello"))
+        task = (await alice.send_message(send_request("hello"))).task
+        assert task.status.state == pb.TASK_STATE_COMPLETED
+        with pytest.raises(UnauthenticatedError):
+            await anonymous.get_task(pb.GetTaskRequest(id=task.id))
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            for user, status in (("alice", 200), ("bob", 404)):
+                async with http.get(f"{host.url}/tasks/{task.id}",
+                                    headers={"X-User": user}) as resp:
+                    assert resp.status == status, await resp.text()
+    finally:
+        await anonymous.close()
+        await alice.close()
+
+
 async def test_grpc_from_the_card_and_a_stream_the_client_left(host: Server) -> None:
-    client = await A2AClient.connect(host.url, ClientOptions(prefer=["GRPC"]))
+    client = await A2AClient.connect(host.url, ClientOptions(prefer=["GRPC"],
+                                                             headers={"X-User": "carol"}))
     try:
         assert client.interface.protocol_binding == "GRPC"
         task = (await client.send_message(send_request("hello"))).task
         assert task.status.state == pb.TASK_STATE_COMPLETED
         # A stream read in part, then left: the server keeps serving, the run ends.
-        left = A2AClient.from_card(client.card, ClientOptions(prefer=["JSONRPC"]))
+        left = A2AClient.from_card(client.card, ClientOptions(prefer=["JSONRPC"],
+                                                              headers={"X-User": "carol"}))
         async for event in left.send_streaming_message(send_request("stream 20")):
             started = event.task.id
             break
