@@ -1,5 +1,5 @@
 import sys
 
-from a2a_grpc.app.cli import main
+from a2a_grpc.app.entry import main
 
 sys.exit(main())

@@ -1,6 +1,6 @@
 """The commands that look after a server's files and keys rather than serve:
 `backup` and `restore` of the SQLite store, `dead-letters`, `proto`,
-`push-secret-key` and `passwd`."""
+`push-secret-key` and `passwd` (their arguments: admin_args.py)."""
 
 from __future__ import annotations
 
@@ -15,36 +15,9 @@ from pathlib import Path
 from a2a_grpc.app.proto_files import write as write_protos
 from a2a_grpc.auth.basic import hash_password
 from a2a_grpc.push.secrets import SecretBox
-from a2a_grpc.stores import DEFAULT_URL, StoreOpenError, open_store
+from a2a_grpc.stores import StoreOpenError, open_store
 from a2a_grpc.stores.backup import backup, copy_file
 from a2a_grpc.stores.restore import restore
-
-ADMIN = ("backup", "restore", "dead-letters", "proto", "push-secret-key", "passwd")
-
-
-def add_admin(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    d = sub.add_parser("dead-letters",
-                       help="list push notifications that were given up on (newest last)")
-    d.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
-    d.add_argument("--limit", type=int, default=100)
-    bk = sub.add_parser("backup", help="copy the SQLite store to a file, consistent while "
-                        "the server runs (PostgreSQL: its own tools)")
-    bk.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
-    bk.add_argument("out", type=Path, help="the copy (written whole, or not at all)")
-    rs = sub.add_parser("restore", help="put a backup back at the store's path, with its "
-                        "shards, removing the store's newer ones (the server stopped)")
-    rs.add_argument("--store", default=DEFAULT_URL, metavar="URL", help="the server's --store")
-    rs.add_argument("backup", type=Path, help="the file `a2a-grpc backup` wrote")
-    pr = sub.add_parser("proto", help="write the .proto files (with the google/api and "
-                        "google/rpc ones they need) for stubs in another language")
-    pr.add_argument("--out", type=Path, required=True, metavar="DIR",
-                    help="where to write them; then e.g. protoc -I DIR --go_out=... "
-                         "DIR/a2a.proto")
-    sub.add_parser("push-secret-key", help="a new key for serve --push-secret-keys (a line "
-                   "of its FILE)")
-    pw = sub.add_parser("passwd", help="a line for serve --basic-users: USER:HASH (the "
-                        "password is read from the terminal, or from stdin when piped)")
-    pw.add_argument("user")
 
 
 def run_admin(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from a2a_grpc.adapters import adopt
 from a2a_grpc.agent import AgentExecutor
 from a2a_grpc.app.assembly import Assembly, assemble
 from a2a_grpc.app.loading import NAMES_ARE, bad_name
-from a2a_grpc.app.options import http_options
+from a2a_grpc.app.options import drain_words, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.settings_load import load
 from a2a_grpc.auth.host import HostIdentify
@@ -193,10 +193,10 @@ class A2AApp:
         served, stack = self.served, self._stack
         if served is None or stack is None:
             return
-        message = "this server is shutting down: retry, another replica will answer"
+        refused, resume = drain_words(bool(self.settings.store.bus))
         served.readiness.drain()
-        served.admission.drain(message)
-        served.bus.interrupt(message)
+        served.admission.drain(refused)
+        served.bus.interrupt(resume)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.settings.network.grace):
                 await served.admission.idle()

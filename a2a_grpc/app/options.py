@@ -95,6 +95,16 @@ def drain_notice(net: Network, replicated: bool) -> float:
     return notice
 
 
+def drain_words(replicated: bool) -> tuple[str, str]:
+    """What a draining server tells the calls it refuses, and the streams it
+    ends: another replica answers them only where there are others."""
+    if replicated:
+        return ("this server is shutting down: retry, another replica will answer",
+                "this server is shutting down: resume the stream (another replica will answer)")
+    return ("this server is shutting down: retry once it is back",
+            "this server is shutting down: resume the stream once it is back")
+
+
 def limit_options(limits: Limits) -> LimitOptions:
     for name in ("rate_limit", "rate_burst", "max_streams", "max_tasks"):
         if getattr(limits, name) < 0:

@@ -30,7 +30,7 @@ from a2a_grpc.app.http import (
     tune_collector,
     wait_for_signal,
 )
-from a2a_grpc.app.options import drain_notice, http_options
+from a2a_grpc.app.options import drain_notice, drain_words, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.threads import settle_helpers
 from a2a_grpc.bridge import CARD
@@ -122,14 +122,16 @@ async def serve(agent: AgentExecutor, settings: ServeSettings) -> None:
         await wait_for_signal()
         process.notify("STOPPING=1")
         await drain(served.admission, served.readiness, served.grpc, served.bus,
-                    served.handler, notice, net.grace, lambda deadline: linger(runner, deadline))
+                    served.handler, notice, net.grace, lambda deadline: linger(runner, deadline),
+                    replicated=bool(stored.bus))
     log.info("stopped")
 
 
 async def drain(admission: Admission, readiness: Readiness,
                 grpc_server: GrpcServer | CarriedGrpc,
                 bus: EventBus, handler: RequestHandler, notice: float, grace: float,
-                connections: Callable[[float], Awaitable[int]] | None = None) -> None:
+                connections: Callable[[float], Awaitable[int]] | None = None, *,
+                replicated: bool = False) -> None:
     """SIGTERM: not ready at once, calls still taken for `notice` s (a load
     balancer stops routing here meanwhile); then new calls refused, open
     streams ended for their clients to resume elsewhere, and up to `grace` s
@@ -137,15 +139,15 @@ async def drain(admission: Admission, readiness: Readiness,
     clients to let go of their HTTP connections (`connections(deadline)`:
     answered, each closing its connection, until none is left open). What is
     still running after that is left (a survivor takes it over, or the next
-    start)."""
+    start). `replicated`: other replicas (or workers) answer meanwhile."""
     log.info("shutting down: /readyz answers 503; calls are taken for %g s more, then "
              "refused; then up to %g s for calls and runs to finish", notice, grace)
     readiness.drain()
     await grpc_server.serving(False)
     await asyncio.sleep(notice)
-    admission.drain("this server is shutting down: retry, another replica will answer")
-    ended = bus.interrupt("this server is shutting down: resume the stream (another replica "
-                          "will answer)")
+    refused, resume = drain_words(replicated)
+    admission.drain(refused)
+    ended = bus.interrupt(resume)
     deadline = asyncio.get_running_loop().time() + grace
     try:
         async with asyncio.timeout_at(deadline):

@@ -10,7 +10,12 @@ import aiohttp
 from google.protobuf import json_format
 
 from a2a_grpc.cards.card03 import card_in
-from a2a_grpc.client.errors import AgentUnreachableError, BadResponseError, NoUsableInterfaceError
+from a2a_grpc.client.errors import (
+    AgentUnreachableError,
+    BadResponseError,
+    NoUsableInterfaceError,
+    not_http,
+)
 from a2a_grpc.generated import a2a_pb2 as pb
 
 CARD_PATH = "/.well-known/agent-card.json"
@@ -34,6 +39,10 @@ async def fetch_card_json(session: aiohttp.ClientSession, url: str,
             return await resp.json(content_type=None)
     except (aiohttp.ClientConnectionError, TimeoutError) as exc:
         raise AgentUnreachableError(f"cannot reach {address}: {exc}") from None
+    except aiohttp.ContentTypeError:
+        raise BadResponseError(f"{address} is not JSON, so not an agent card") from None
+    except aiohttp.ClientResponseError as exc:  # no HTTP status line: not an HTTP server
+        raise not_http(address, exc) from None
     except ValueError:
         raise BadResponseError(f"{address} is not JSON, so not an agent card") from None
 
@@ -80,6 +89,10 @@ async def fetch_catalog(session: aiohttp.ClientSession, url: str) -> list[dict[s
             data = await resp.json(content_type=None)
     except (aiohttp.ClientConnectionError, TimeoutError) as exc:
         raise AgentUnreachableError(f"cannot reach {address}: {exc}") from None
+    except aiohttp.ContentTypeError:
+        raise BadResponseError(f"{address} is not JSON, so not a catalog") from None
+    except aiohttp.ClientResponseError as exc:
+        raise not_http(address, exc) from None
     except ValueError:
         raise BadResponseError(f"{address} is not JSON, so not a catalog") from None
     entries = data.get("entries") if isinstance(data, dict) else None

@@ -32,6 +32,15 @@ class BadResponseError(A2AError):
     default_message = "The agent's answer is not a valid A2A response"
 
 
+def not_http(url: str, exc: Exception) -> BadResponseError:
+    """Something listens at `url` and answered, but not in HTTP (aiohttp's
+    ClientResponseError for a bad status line): a gRPC port, another protocol."""
+    said = str(getattr(exc, "message", exc)).strip().splitlines()
+    return BadResponseError(
+        f"{url} did not answer in HTTP ({said[0].rstrip(':') if said else 'no status line'}): "
+        "is it an A2A agent's URL? (a gRPC agent's begins with grpc://)")
+
+
 class NoUsableInterfaceError(A2AError):
     """The agent card offers no interface this client can use."""
 

@@ -12,7 +12,7 @@ import grpc
 from google.protobuf.message import Message
 
 from a2a_grpc.client import activated, wire
-from a2a_grpc.client.errors import AgentDownError, AgentUnreachableError
+from a2a_grpc.client.errors import AgentDownError, AgentUnreachableError, BadResponseError
 from a2a_grpc.client.transports import Headers
 from a2a_grpc.core.errors import A2AError, UnavailableError
 from a2a_grpc.core.stream import FIRST_EVENT_ID, LAST_EVENT_ID, EventStream
@@ -21,6 +21,19 @@ from a2a_grpc.grpc_edge.servicer import EXTENSIONS
 from a2a_grpc.grpc_edge.upstream import error_of_call, grpc_numbers, read_events
 
 RECONNECT_S = 1.0  # how long a gRPC retry waits for the server to be back
+
+
+async def _listening(target: str) -> bool:
+    """Whether something takes TCP connections at host:port (then a channel
+    that never got ready met a server that is not gRPC's)."""
+    host, _, port = target.rpartition(":")
+    try:
+        async with asyncio.timeout(RECONNECT_S):
+            _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+    except (OSError, ValueError, TimeoutError):
+        return False
+    writer.close()
+    return True
 
 
 class GrpcTransport:
@@ -51,6 +64,11 @@ class GrpcTransport:
             async with asyncio.timeout(RECONNECT_S):
                 await self.channel.channel_ready()
         except TimeoutError:
+            if await _listening(self.target):
+                raise BadResponseError(
+                    f"{self.target} takes connections but makes no gRPC channel: is it an A2A "
+                    "gRPC server? (an HTTP agent's URL begins with http://; one with TLS, "
+                    "grpcs://)") from None
             raise AgentDownError(
                 f"cannot reach the A2A server at {self.target} (no connection in "
                 f"{RECONNECT_S:g} s); check that it runs") from None

@@ -25,6 +25,7 @@ from a2a_grpc.client.errors import (
     BadResponseError,
     from_details,
     from_jsonrpc,
+    not_http,
 )
 from a2a_grpc.core.errors import A2AError
 from a2a_grpc.core.methods import METHODS
@@ -121,6 +122,8 @@ class JsonRpcTransport:
                                            headers={**headers, "Accept": accept})
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {self.url}: {exc}") from None
+        except aiohttp.ClientResponseError as exc:
+            raise not_http(self.url, exc) from None
         activated.seen(resp.headers.get("A2A-Extensions"))
         if resp.status != 200:  # refused by HTTP too (credentials, a limit, shutting down):
             await self._refusal(resp)  # the JSON-RPC error is the body
@@ -218,6 +221,8 @@ class RestTransport:
             return resp
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {url}: {exc}") from None
+        except aiohttp.ClientResponseError as exc:
+            raise not_http(url, exc) from None
 
     async def _raise(self, resp: aiohttp.ClientResponse) -> None:
         try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import aiohttp
 import grpc
 from google.protobuf import json_format
 from google.protobuf.empty_pb2 import Empty
@@ -30,6 +31,7 @@ from a2a_grpc.client.errors import (
     BadResponseError,
     from_details,
     from_jsonrpc,
+    not_http,
 )
 from a2a_grpc.client.grpc_transport import GrpcTransport
 from a2a_grpc.client.transports import (
@@ -206,6 +208,8 @@ class Rest03Transport(RestTransport):
             return await self.session.request(verb, url, **kwargs)
         except DROPPED as exc:
             raise AgentUnreachableError(f"cannot reach {url}: {exc}") from None
+        except aiohttp.ClientResponseError as exc:
+            raise not_http(url, exc) from None
 
     async def _raise(self, resp: Any) -> None:
         try:

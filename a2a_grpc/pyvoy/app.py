@@ -102,7 +102,8 @@ class CarriedApp:
             return
         net = self.settings.network
         await drain(served.admission, served.readiness, served.grpc, served.bus,
-                    served.handler, drain_notice(net, bool(self.settings.store.bus)), net.grace)
+                    served.handler, drain_notice(net, bool(self.settings.store.bus)), net.grace,
+                    replicated=bool(self.settings.store.bus))
 
 
 def told(exc: Exception) -> bool:

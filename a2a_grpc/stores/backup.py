@@ -15,6 +15,7 @@ docs/durability.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import uuid
@@ -93,27 +94,45 @@ def copy_file(source: Path, out: Path) -> int:
 
 def _copy(source: Path, out: Path, progress: Callable[[int, int], None],
           finish: Callable[[sqlite3.Connection], None] | None = None) -> Copied:
+    """`source` copied to `out` whole, or nothing written: the copy is made
+    beside it (OUT.partial), and removed if anything fails. Its pages are
+    the source's, as the progress counted them (the backup's mark adds one)."""
+    if not out.parent.is_dir():
+        raise ValueError(f"there is no folder {out.parent} for {out.name}")
     partial = out.with_name(out.name + ".partial")
     partial.unlink(missing_ok=True)
-    src = sqlite3.connect(source, timeout=30)
-    try:
-        dst = sqlite3.connect(partial)
-        try:
-            def step(_: int, remaining: int, total: int) -> None:
-                progress(total - remaining, total)
+    copied = [0]
 
-            src.backup(dst, pages=PAGES, progress=step)
+    def step(_: int, remaining: int, total: int) -> None:
+        copied[0] = total
+        progress(total - remaining, total)
+
+    try:
+        with contextlib.closing(sqlite3.connect(source, timeout=30)) as src, \
+                contextlib.closing(sqlite3.connect(partial)) as dst:
+            try:
+                src.backup(dst, pages=PAGES, progress=step)
+            except sqlite3.DatabaseError as exc:
+                raise ValueError(f"cannot copy {source}: {exc}") from None
+            tasks, schema = _ours(dst, source)
             if finish is not None:
                 finish(dst)
             checked = dst.execute("PRAGMA integrity_check").fetchone()[0]
             if checked != "ok":
                 raise RuntimeError(f"the copy of {source} failed its integrity check: {checked}")
-            pages = int(dst.execute("PRAGMA page_count").fetchone()[0])
-            tasks = int(dst.execute("SELECT count(*) FROM a2a_tasks").fetchone()[0])
-            schema = int(dst.execute("SELECT version FROM a2a_schema").fetchone()[0])
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     os.replace(partial, out)
-    return Copied(out, pages, tasks, schema)
+    return Copied(out, copied[0], tasks, schema)
+
+
+def _ours(copy: sqlite3.Connection, source: Path) -> tuple[int, int]:
+    """The tasks and the schema version of a copy of our store; ValueError,
+    naming `source`, for a file that is not one."""
+    try:
+        tasks = int(copy.execute("SELECT count(*) FROM a2a_tasks").fetchone()[0])
+        schema = int(copy.execute("SELECT version FROM a2a_schema").fetchone()[0])
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{source} is not an a2a-grpc store ({exc})") from None
+    return tasks, schema

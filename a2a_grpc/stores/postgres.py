@@ -3,7 +3,8 @@
 A connection pool; each write is one transaction; migrations run under an
 advisory lock so replicas starting together migrate once. Query parameters
 of the URL that are not connection options become server settings, e.g.
-`?search_path=myschema` (asyncpg's DSN rules).
+`?search_path=myschema` (asyncpg's DSN rules); that schema is created when
+it is not there.
 """
 
 from __future__ import annotations
@@ -43,6 +44,23 @@ class _PgTx:
         return list(await self._conn.fetch(numbered(sql), *args))
 
 
+async def _schema_made(tx: Tx) -> None:
+    """The schema `?search_path=` names first, created when it is not there
+    yet (PostgreSQL would otherwise say only that no schema was selected to
+    create in); nothing to do when the search path finds a schema."""
+    [(found, setting)] = await tx.fetch(
+        "SELECT current_schema(), current_setting('search_path')")
+    if found is not None:
+        return
+    names = [n.strip() for n in str(setting).split(",")
+             if n.strip() not in ("", '"$user"', "$user")]
+    if not names:
+        raise OSError("the PostgreSQL store's search_path names no schema: add "
+                      "?search_path=SCHEMA to --store")
+    name = names[0][1:-1].replace('""', '"') if names[0].startswith('"') else names[0]
+    await tx.execute('CREATE SCHEMA IF NOT EXISTS "' + name.replace('"', '""') + '"')
+
+
 class PostgresTaskStore(SqlTaskStore):
     dialect = "postgres"
     blob_type = "BYTEA"
@@ -69,6 +87,7 @@ class PostgresTaskStore(SqlTaskStore):
 
         async def migrate(tx: Tx) -> None:
             await tx.fetch("SELECT pg_advisory_xact_lock(?)", MIGRATION_LOCK)
+            await _schema_made(tx)
             await self._migrate(tx)
 
         await self._run(migrate)

@@ -6,7 +6,9 @@ event log it restored; a PostgreSQL store is pointed to its own tools."""
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -83,6 +85,9 @@ async def test_a_backup_under_load_restores_tasks_and_resumes_streams(tmp_path: 
         reap(server.proc)
     assert done.returncode == 0, done.stderr
     assert "100%" in done.stderr and "tasks" in done.stdout
+    # the pages the progress counted last are those the summary says
+    last = re.findall(r"\((\d+)/(\d+) pages\)", done.stderr)[-1]
+    assert last[0] == last[1] and f" {last[0]} pages," in done.stdout, (done.stderr, done.stdout)
     before = [task for at, task in acked.tasks if at < began]
     assert len(before) >= 50
     restored = tmp_path / "restored.db"
@@ -117,3 +122,32 @@ def test_backup_refuses_what_it_cannot_copy(tmp_path: Path) -> None:
     same = backup("--store", f"sqlite:///{tmp_path / 'same.db'}", str(tmp_path / "same.db"))
     assert same.returncode == 1 and "another file" in same.stderr
     assert not (tmp_path / "x.db").exists()
+    nowhere = tmp_path / "no" / "such" / "x.db"
+    store = tmp_path / "store.db"
+    made = subprocess.run([sys.executable, "-m", "a2a_grpc", "restore", "--store",
+                           f"sqlite:///{store}", str(tmp_path / "none.db")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 2 and "no backup at" in made.stderr, made.stderr
+    sqlite3.connect(store).close()  # an empty SQLite file: not a store of ours
+    elsewhere = backup("--store", f"sqlite:///{store}", str(nowhere))
+    assert elsewhere.returncode == 1 and f"no folder {nowhere.parent}" in elsewhere.stderr, \
+        elsewhere.stderr
+
+
+def test_a_restore_that_fails_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A file that is not a backup, or a SQLite file that is not ours: said,
+    naming the file, and no STORE.partial left."""
+    junk, foreign = tmp_path / "notes.db", tmp_path / "other.db"
+    junk.write_text("not a database, " * 100)
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE things (a)")
+    store = tmp_path / "store" / "tasks.db"
+    store.parent.mkdir()
+    for source, says in ((junk, "file is not a database"), (foreign, "not an a2a-grpc store")):
+        done = subprocess.run([sys.executable, "-m", "a2a_grpc", "restore", "--store",
+                               f"sqlite:///{store}", str(source)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and says in done.stderr and str(source.name) in done.stderr, \
+            done.stderr
+        assert "Traceback" not in done.stderr
+        assert list(store.parent.iterdir()) == [], list(store.parent.iterdir())

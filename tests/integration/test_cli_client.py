@@ -297,3 +297,101 @@ async def test_a_closed_pipe_ends_the_command_quietly(url: str) -> None:
     os.close(write)
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert (proc.returncode, err.decode()) == (141, "")
+
+
+async def not_http_listener() -> tuple[asyncio.Server, int]:
+    """Something that takes connections and answers, but not in HTTP nor gRPC
+    (what an SSH server says first)."""
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"SSH-2.0-OpenSSH_9.2\r\n")
+        await writer.drain()
+        await reader.read(65536)
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1]
+
+
+@pytest.mark.parametrize("verb", [("card",), ("send", "hi")])
+@pytest.mark.parametrize("scheme", ["http", "grpc"])
+async def test_a_listener_that_is_not_an_agent_is_said_in_one_line(
+        verb: tuple[str, ...], scheme: str) -> None:
+    """docs/client.md's status 4, a line saying what answered there: not
+    aiohttp's traceback, nor "check that it runs" for a server that runs."""
+    listener, port = await not_http_listener()
+    async with listener:
+        code, _, err = await cli(verb[0], f"{scheme}://127.0.0.1:{port}", *verb[1:])
+    if scheme == "grpc" and verb[0] == "card":
+        return  # grpc:// has no card to read: made from the URL, no call
+    assert code == 4 and "Traceback" not in err, err
+    if scheme == "http":
+        assert "did not answer in HTTP" in err, err
+    else:
+        assert "makes no gRPC channel" in err and "check that it runs" not in err, err
+
+
+# Server code: what a client command must not load (the client's own
+# translation of 0.3, the card's types and the servicer's names are shared).
+SERVER = ("a2a_grpc.handler", "a2a_grpc.execution", "a2a_grpc.stores", "a2a_grpc.bus",
+          "a2a_grpc.push", "a2a_grpc.bridge", "a2a_grpc.pyvoy", "a2a_grpc.adapters",
+          "a2a_grpc.demos", "a2a_grpc.grpc_edge.server", "a2a_grpc.app.serve",
+          "a2a_grpc.app.assembly", "a2a_grpc.app.workers", "a2a_grpc.app.settings",
+          "a2a_grpc.app.http", "a2a_grpc.auth", "a2a_grpc.observe.metrics")
+_IMPORTED = """
+import sys
+from a2a_grpc.app.entry import main
+sys.argv[0] = "a2a-grpc"
+try:
+    code = main()
+except SystemExit as exc:
+    code = exc.code
+print("\\n".join(sorted(m for m in sys.modules if m.startswith("a2a_grpc"))))
+sys.exit(code or 0)
+"""
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("send", "--help"),
+                                  ("get", "grpc://127.0.0.1:9", "t-1"),
+                                  ("card", "http://127.0.0.1:9")])
+async def test_client_commands_load_no_server_code(args: tuple[str, ...]) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", _IMPORTED, *args, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    loaded = [m for m in out.decode().split() if m.startswith("a2a_grpc")]
+    assert "a2a_grpc.app.cli" in loaded, (out, err)
+    server = [m for m in loaded if m.startswith(SERVER)]
+    assert server == [], server
+
+
+@pytest.mark.parametrize("after", [0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0])
+async def test_ctrl_c_at_any_moment_of_a_client_command(after: float) -> None:
+    """While Python starts, while the client loads, while it waits on an
+    agent that does not answer: status 130 and no traceback, wherever the
+    signal lands (`after` s from the start spreads it over those moments)."""
+    with socket.socket() as silent:  # takes connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "a2a_grpc", "send", f"http://127.0.0.1:{port}", "hi",
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            await asyncio.sleep(after)  # the moment is the test's input, not a wait for it
+            proc.send_signal(signal.SIGINT)
+            _, err = await asyncio.wait_for(proc.communicate(), 20)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    # Before Python has set its handler (the first milliseconds), SIGINT ends it
+    # as it ends any program: a shell says 130 for both. While Python itself
+    # starts (site, runpy), before any line of ours runs, its own traceback is
+    # Python's; from the package's first line on, none.
+    assert proc.returncode in (130, -signal.SIGINT, 1), err.decode()
+    if proc.returncode == 1:
+        assert b"KeyboardInterrupt" in err and b"/a2a_grpc/" not in err, err.decode()
+    else:
+        assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()

@@ -89,10 +89,14 @@ async def test_sigterm_drains_then_exits(tmp_path: Path) -> None:
                     return None
             error = await until(refused, "new calls refused after the notice")
             assert error["code"] == -32000 and "shutting down" in error["message"]
+            # a server alone: no other replica to send the client to
+            assert "retry once it is back" in error["message"], error
+            assert "replica" not in error["message"], error
             # the stream ends with a retryable error saying where to resume, not cut
             rest = (await asyncio.wait_for(stream.text(), 10)).strip().split("\n\n")
             last = json.loads(rest[-1].split("data: ", 1)[1])["error"]
             assert last["code"] == -32000
+            assert "resume the stream once it is back" in last["message"], last
             [info] = [d for d in last["data"] if d["@type"].endswith("ErrorInfo")]
             assert info["reason"] == "UNAVAILABLE" and info["metadata"]["taskId"] == task_id
             assert int(info["metadata"]["lastEventId"]) >= 1

@@ -6,11 +6,15 @@ there, no store files when the port is taken)."""
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from a2a_grpc.stores.restore import mark
 
 MODES = [(), ("--grpc-carrier", "pyvoy"), ("--workers", "2"),
          ("--workers", "2", "--grpc-carrier", "pyvoy")]  # pyvoy's skipped without its extra
@@ -81,3 +85,38 @@ def test_only_store_errors_are_told_to_check_the_store(tmp_path: Path) -> None:
     assert done.returncode == 1 and said(done)[0].startswith(
         "a2a-grpc: cannot open the store postgresql://nobody@127.0.0.1:1/none"), done.stderr
     assert said(done)[0].endswith("; check --store")
+
+
+@pytest.mark.parametrize("mode", MODES, ids=IDS)
+@pytest.mark.parametrize("flags", [("--card", "absent.json"), ("--agent", "no_such_module:Agent"),
+                                   ("--agent", "json:no_such_attr")],
+                         ids=["card", "module", "attr"])
+def test_what_stops_a_start_is_said_without_the_usage(
+        tmp_path: Path, mode: tuple[str, ...], flags: tuple[str, ...]) -> None:
+    """The flags were written right; what they name is wrong: one line, exit
+    status 2, no `usage:` banner (that is for a mistyped flag)."""
+    done = serve(tmp_path, *flags, *mode)
+    assert done.returncode == 2, done.stderr
+    assert "usage:" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    [line] = said(done)
+    assert flags[1].split(":")[0] in line, line
+
+
+def test_a_mistyped_flag_still_shows_the_usage(tmp_path: Path) -> None:
+    done = serve(tmp_path, "--workers", "0")
+    assert done.returncode == 2 and "usage:" in done.stderr, done.stderr
+    done = serve(tmp_path, "--no-such-flag")
+    assert done.returncode == 2 and "usage:" in done.stderr, done.stderr
+
+
+def test_a_shard_beside_a_backup_copied_by_hand_is_said_without_the_usage(
+        tmp_path: Path) -> None:
+    """A backup of one file copied over the store by hand, beside the shard
+    a `--workers 2` run made: refused in one line, no usage banner."""
+    store = tmp_path / "tasks.db"
+    with contextlib.closing(sqlite3.connect(store)) as conn:
+        mark(conn, "b1", 0, 1)  # as `a2a-grpc backup` marks its one file
+    (tmp_path / "tasks.db.shard-1").write_bytes(store.read_bytes())
+    done = serve(tmp_path)
+    assert done.returncode in (1, 2) and "not from that backup" in done.stderr, done.stderr
+    assert "usage:" not in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -157,3 +157,29 @@ async def test_a_place_lost_on_postgres_is_taken_again(servers: list[Server]) ->
         reap(first.proc)
     finally:
         await drop_schema(schema)
+
+
+async def test_a_schema_that_is_not_there_yet_is_made(servers: list[Server]) -> None:
+    """`--store postgresql://...?search_path=S` with no schema S: S is made,
+    and tasks go into it (not "no schema has been selected to create in")."""
+    import asyncpg
+
+    schema = await postgres_schema()
+    await drop_schema(schema)  # a name nothing uses
+    try:
+        server = await start_server("serve", "--store", postgres_url(schema))
+        servers.append(server)
+        async with aiohttp.ClientSession(headers=HEADERS) as http:
+            task_id = await start_task(http, server, "hello")
+            for _ in range(200):  # returnImmediately: until the run ends
+                if (await state_of(http, server, task_id))["state"] == "TASK_STATE_COMPLETED":
+                    break
+                await asyncio.sleep(0.05)
+        conn = await asyncpg.connect(POSTGRES, timeout=5)
+        try:
+            assert await conn.fetchval(f"SELECT count(*) FROM {schema}.a2a_tasks") == 1
+        finally:
+            await conn.close()
+        reap(server.proc)
+    finally:
+        await drop_schema(schema)
