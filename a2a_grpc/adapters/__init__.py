@@ -7,6 +7,7 @@ without importing any framework; each adapter imports its own."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from a2a_grpc.agent import AgentExecutor
@@ -53,20 +54,26 @@ def _served_card(obj: Any, handler: Any) -> Any:
     return None
 
 
-def wrap(obj: Any) -> AgentExecutor | None:
+def wrap(obj: Any, modules: Sequence[str] = ()) -> AgentExecutor | None:
     """`obj` as an AgentExecutor, if it is an agent of a framework we adapt,
-    or an SDK server's (its executor, served with its card)."""
+    or an SDK server's (its executor, served with its card). `modules`: where
+    an SDK executor's card is looked for first (the `--agent` module)."""
     import importlib
 
     handler = sdk_handler(obj)
     if handler is not None:
         from a2a_grpc.adapters.sdk import SdkAgent
 
-        return SdkAgent(handler.agent_executor, card=_served_card(obj, handler))
+        return SdkAgent(handler.agent_executor, modules=modules,
+                        published=_served_card(obj, handler))
     found = framework_of(obj)
     if found is None:
         return None
     _, module, cls = found
+    if cls == "SdkAgent":
+        from a2a_grpc.adapters.sdk import SdkAgent
+
+        return SdkAgent(obj, modules=modules)
     adapter: AgentExecutor = getattr(importlib.import_module(module), cls)(obj)
     return adapter
 

@@ -150,7 +150,10 @@ async def _awaited(factory: Callable[[], Awaitable[Any]], spec: str) -> AgentExe
 
 
 def _agent_of(obj: Any, spec: str) -> AgentExecutor:
-    agent = wrap(obj)  # a LangGraph graph, a Pydantic AI or ADK agent
+    # A card is looked for in the --agent module first (a shim that builds the
+    # framework's executor beside its card), then where the executor's class is.
+    modules = (spec.partition(":")[0],)
+    agent = wrap(obj, modules)  # an SDK executor or server, a framework's agent
     if agent is not None:
         return agent
     agent = obj
@@ -159,7 +162,7 @@ def _agent_of(obj: Any, spec: str) -> AgentExecutor:
             agent = obj()
         except Exception as exc:
             raise ValueError(f"cannot create agent {spec!r}: {exc}") from exc
-        agent = wrap(agent) or agent
+        agent = wrap(agent, modules) or agent
     if not isinstance(agent, AgentExecutor):
         raise ValueError(f"{spec!r} is not an a2a_grpc.AgentExecutor, an a2a-sdk "
                          f"AgentExecutor, a LangGraph graph, a Pydantic AI or an ADK agent "

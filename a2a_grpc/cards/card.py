@@ -15,6 +15,7 @@ says what clients really use with --public-url / --grpc-public-address.
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -71,13 +72,22 @@ def card_for(agent: AgentExecutor) -> AgentCard:
 
 def minimal_card(agent: object) -> AgentCard:
     """A card for an agent that brings none: named after its class, described
-    by its docstring's first line, text in and out, streaming."""
+    by its docstring's first line, text in and out, streaming, and one skill
+    of the same name and description (A2A requires a skill; a 0.3 client
+    refuses a card without one)."""
+    name = type(agent).__name__
     doc = (type(agent).__doc__ or "").strip().splitlines()
-    card = AgentCard(name=type(agent).__name__, version="0.0.0",
-                     description=doc[0] if doc else f"{type(agent).__name__} agent",
+    description = doc[0] if doc else f"{name} agent"
+    card = AgentCard(name=name, version="0.0.0", description=description,
                      default_input_modes=["text/plain"], default_output_modes=["text/plain"])
     card.capabilities.streaming = True
+    card.skills.add(id=_snake(name), name=name, description=description, tags=[_snake(name)])
     return card
+
+
+def _snake(name: str) -> str:
+    """HelloWorldAgentExecutor -> hello_world_agent_executor."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
 def public_card(own: AgentCard, interfaces: Sequence[Interface],

@@ -21,6 +21,7 @@ from email.utils import format_datetime, parsedate_to_datetime
 from google.protobuf import json_format
 
 from a2a_grpc.cards.card03 import with_v03_fields
+from a2a_grpc.cards.required import with_required_keys
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 
 PATH = "/.well-known/agent-card.json"
@@ -38,6 +39,7 @@ class ServedCard:
         """Serve `card` from now on (e.g. once the real ports are known)."""
         self.card = card
         data = json_format.MessageToDict(card)
+        with_required_keys(data)  # empty or not: a 0.3 client refuses a card without them
         if self.v03_fields:
             with_v03_fields(data)
         body = json.dumps(data, indent=1, ensure_ascii=False).encode()

@@ -4,8 +4,9 @@ Rules, all in this file:
 - COMPLETED, FAILED, CANCELED and REJECTED are final: nothing leaves them.
 - INPUT_REQUIRED and AUTH_REQUIRED are interrupted: the task waits for the
   client, whose next message on the same task resumes it.
-- A task starts SUBMITTED and never returns there; UNSPECIFIED is never a
-  state a task can be moved to.
+- A task starts SUBMITTED and never returns there (a status that says
+  SUBMITTED again while it still is, an SDK executor's `submit()` after its
+  Task, is no return); UNSPECIFIED is never a state a task can be moved to.
 - Any other move between non-final states is allowed: an agent may report
   WORKING again (a progress note), ask for input again, or finish.
 """
@@ -37,6 +38,8 @@ def name(state: TaskState) -> str:
 
 def can_move(current: TaskState, target: TaskState) -> bool:
     """Whether a task in `current` may be moved to `target`."""
-    if current in TERMINAL or target in (UNSPECIFIED, SUBMITTED):
+    if current in TERMINAL or target == UNSPECIFIED:
         return False
+    if target == SUBMITTED:
+        return current == SUBMITTED
     return bool(current != UNSPECIFIED)

@@ -89,8 +89,10 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
     for binding, (theirs, ours) in seen.items():
         # Where we follow A2A 1.0 (docs/official-sdk-agents.md): an agent's status
         # message is in the history at once; an exception fails the task (the
-        # caller gets the FAILED task, where the SDK's server answers an error).
-        assert differences(theirs, ours) <= {"hello", "ask", "boom", "raw"}, binding
+        # caller gets the FAILED task, where the SDK's server answers an error); a
+        # cancel() that raises is TaskNotCancelableError and the run goes on
+        # (the SDK's server stops the run, fails the task, answers an error).
+        assert differences(theirs, ours) <= {"hello", "ask", "boom", "raw", "stubborn"}, binding
         assert ours["hello"] == {**theirs["hello"],
                                  "history": ["ROLE_USER", "ROLE_AGENT", "ROLE_AGENT"]}
         assert ours["hello"]["artifacts"] == [["Hello, World! (hello there)"]]
@@ -115,6 +117,14 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
         assert ours["cancel"]["state"] == ours["cancel"]["stored"] == "TASK_STATE_CANCELED"
         assert ours["cancel"]["stream"][-1] == "TASK_STATE_CANCELED"
         assert ours["cancel"]["cancel_again"] == "TaskNotCancelableError"
+        # Agent Framework's order: the Task, then submit(): both streamed.
+        assert ours["submitted_stream"] == theirs["submitted_stream"] == [
+            "task:TASK_STATE_SUBMITTED", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING",
+            "artifact_update", "TASK_STATE_COMPLETED"]
+        assert ours["stubborn"] == {"cancel": "TaskNotCancelableError", "stream": [
+            "task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "artifact_update",
+            "TASK_STATE_COMPLETED"], "stored": "TASK_STATE_COMPLETED"}
+        assert theirs["stubborn"]["cancel"] is not None  # an error there too
     # The same executors with pyvoy carrying every binding: what grpc.aio and
     # aiohttp gave, binding for binding.
     async with serving(with_sdk, cwd, "--agent", "sdk_agents:Samples", "--grpc-carrier",
@@ -225,3 +235,102 @@ async def test_sdk_executors_under_workers_answer_as_one_process(
                     await drive(with_sdk, cwd, "sdk_agent_client.py", port, binding))
     for binding, (alone, workers) in seen.items():
         assert differences(alone, workers) == set(), (binding, alone, workers)
+
+
+BARE_03 = '''
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.tasks import TaskUpdater
+from a2a.utils import new_agent_text_message, new_task
+
+
+class EchoExecutor(AgentExecutor):
+    """Echoes what it is told."""
+
+    async def execute(self, context, event_queue):
+        task = new_task(context.message)
+        await event_queue.enqueue_event(task)
+        await TaskUpdater(event_queue, task.id, task.context_id).complete(
+            new_agent_text_message("echo: " + context.get_user_input()))
+
+    async def cancel(self, context, event_queue):
+        raise Exception("cancel not supported")
+'''
+SHIM_03 = '''
+from a2a.types import AgentCapabilities, AgentCard, AgentSkill
+from bare03 import EchoExecutor  # the executor lives elsewhere; its card is made here
+
+agent_card = AgentCard(name="From the shim", description="the shim's card", version="7",
+                       url="http://localhost:9999/", default_input_modes=["text"],
+                       default_output_modes=["text"], capabilities=AgentCapabilities(),
+                       skills=[AgentSkill(id="echo", name="Echo", description="echoes",
+                                          tags=[])])
+'''
+READ_CARD_03 = '''
+import asyncio, json, sys
+import httpx
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+from a2a.types import Message, Part, Role, TextPart
+
+
+async def main(base):
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, base).get_agent_card()  # refuses a card it cannot read
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create(card)
+        message = Message(role=Role.user, message_id="m1", parts=[Part(root=TextPart(text="hi"))])
+        answered = [e async for e in client.send_message(message)]
+        task = answered[-1][0]
+        print(json.dumps({"name": card.name, "skills": [s.name for s in card.skills],
+                          "tags": [s.tags for s in card.skills], "state": task.status.state.value,
+                          "said": task.status.message.parts[0].root.text}))
+
+
+asyncio.run(main(sys.argv[1]))
+'''
+READ_CARD_1X = '''
+import asyncio, json, sys
+import httpx
+from a2a.client import A2ACardResolver
+
+
+async def main(base):
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, base).get_agent_card()
+    print(json.dumps({"name": card.name, "skills": [s.name for s in card.skills]}))
+
+
+asyncio.run(main(sys.argv[1]))
+'''
+
+
+async def test_without_a_card_file_every_client_reads_the_card(
+        with_sdk03: Path, with_sdk: Path, tmp_path: Path) -> None:
+    """No --card and no card in the executor's module: the card `serve` makes
+    has a skill named after the executor, and the keys 0.3 requires; the SDK
+    0.3 client reads it and calls the agent, the 1.x client reads it too. A
+    card made beside the executor in a shim module (`--agent shim:Executor`)
+    is the one served, empty tags and all."""
+    (tmp_path / "bare03.py").write_text(BARE_03)
+    (tmp_path / "shim03.py").write_text(SHIM_03)
+    (tmp_path / "read03.py").write_text(READ_CARD_03)
+    (tmp_path / "read1x.py").write_text(READ_CARD_1X)
+    async with serving(with_sdk03, tmp_path, "--agent", "bare03:EchoExecutor",
+                       "--store", "memory") as (_, port):
+        made = await drive_script(with_sdk03, tmp_path, "read03.py", port)
+        newer = await drive_script(with_sdk, tmp_path, "read1x.py", port)
+    assert made == {"name": "EchoExecutor", "skills": ["EchoExecutor"],
+                    "tags": [["echo_executor"]], "state": "completed", "said": "echo: hi"}
+    assert newer == {"name": "EchoExecutor", "skills": ["EchoExecutor"]}
+    async with serving(with_sdk03, tmp_path, "--agent", "shim03:EchoExecutor",
+                       "--store", "memory") as (_, port):
+        shim = await drive_script(with_sdk03, tmp_path, "read03.py", port)
+    assert shim == {"name": "From the shim", "skills": ["Echo"], "tags": [[]],
+                    "state": "completed", "said": "echo: hi"}
+
+
+async def drive_script(python: Path, cwd: Path, script: str, port: int) -> Any:
+    proc = await asyncio.create_subprocess_exec(
+        str(python), script, f"http://127.0.0.1:{port}", cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, f"{script}:\n{err.decode()[-3000:]}"
+    return json.loads(out)

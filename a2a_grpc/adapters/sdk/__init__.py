@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from a2a_grpc.adapters.sdk.events import Applier, queue_for
 from a2a_grpc.adapters.sdk.generations import Generation, current, error_in
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.cards.card import minimal_card
+from a2a_grpc.core.errors import TaskNotCancelableError
 from a2a_grpc.core.extras import missing
 from a2a_grpc.generated.a2a_pb2 import AgentCard, Task
 
@@ -42,19 +44,26 @@ CARD_NAMES = ("public_agent_card", "agent_card", "card", "AGENT_CARD")
 class SdkAgent(AgentExecutor):
     """An a2a-sdk AgentExecutor (either generation) as an agent of ours.
 
-    `card`: the agent's card: the SDK's AgentCard, ours, or None to take the
-    SDK AgentCard the executor's module defines at its top level (if it
-    defines one); the server fills in its own interfaces."""
+    `card`: the agent's card: the SDK's AgentCard, ours, or None to find one
+    where users put it: at the top level of a module of `modules` (the
+    `--agent` module), then of the executor's class's module, then
+    `published` (the card a framework's server publishes); else a minimal
+    card named after the executor. The server fills in its own interfaces."""
 
     # An SDK executor's execute() may return with the task still working (the
     # work goes on, or ends in the background): the task stays as it is.
     hand_off_on_return = True
 
-    def __init__(self, executor: Any, card: Any = None) -> None:
+    def __init__(self, executor: Any, card: Any = None, *, modules: Sequence[str] = (),
+                 published: Any = None) -> None:
         self.executor = executor
         self.generation: Generation = current()
-        own = card if card is not None else module_card(executor,
-                                                         self.generation.types.AgentCard)
+        card_class = self.generation.types.AgentCard
+        own = card
+        for module in (*modules, type(executor).__module__):
+            if own is None:
+                own = module_card(module, card_class)
+        own = own if own is not None else published
         if own is not None:
             self.card = own if isinstance(own, AgentCard) else self.generation.card_in(own)
         else:  # named after the executor, not this wrapper
@@ -80,7 +89,11 @@ class SdkAgent(AgentExecutor):
     async def cancel(self, task: Task, events: TaskEvents) -> None:
         """The executor's cancel() with the task as it stands and a queue; the
         server then stops the run and ends the task CANCELED, whatever cancel()
-        did (unless it refused with an A2A error)."""
+        did. Unless it raised: an A2A error is the caller's answer, any other
+        exception is TaskNotCancelableError (A2A's answer for a task that cannot
+        be canceled, where the SDK's server answers an internal error), and in
+        both the run goes on, the task as it was. NotImplementedError (the
+        helloworld sample's) stops the run all the same."""
         generation = self.generation
         sdk_call = generation.call_context(None, user=events.owner, tenant=events.tenant,
                                            headers={})
@@ -94,13 +107,18 @@ class SdkAgent(AgentExecutor):
         except Exception as exc:
             mapped = error_in(exc)
             if mapped is None:
-                raise
+                log.info("task %s: the executor's cancel() raised %s: %s; its run goes on",
+                         task.id, type(exc).__name__, exc)
+                raise TaskNotCancelableError(
+                    f"the agent cannot cancel task {task.id}: {exc or type(exc).__name__}",
+                ) from exc
             raise mapped from exc
 
 
-def module_card(executor: Any, card_class: type) -> Any:
-    """The SDK AgentCard defined at the top of the executor's module, if any."""
-    module = sys.modules.get(type(executor).__module__)
+def module_card(name: str, card_class: type) -> Any:
+    """The SDK AgentCard the module `name` defines at its top level, if any
+    (by one of CARD_NAMES, or the only one)."""
+    module = sys.modules.get(name)
     if module is None:
         return None
     found = {name: value for name, value in vars(module).items()

@@ -133,11 +133,10 @@ class Applier:
         update = getattr(event, kind)
         self._check_ids(update.task_id, update.context_id, kind)
         if (kind == "status_update" and update.status.state == states.SUBMITTED
-                and self.state == states.SUBMITTED):
-            # TaskUpdater.submit() on a task that is new: it only creates it.
-            if not self.has_task:
-                await self.events.submit()
-        else:
+                and not self.has_task):
+            # TaskUpdater.submit() before any Task (0.3): it creates the task.
+            await self.events.submit()
+        else:  # after a Task (1.x's TaskUpdater.submit()), streamed as the SDK's server does
             await self._emit(event, kind)
         self.task_events = self.has_task = True
         if final and not self.v1:  # 0.3 ends the stream at `final`, and only there

@@ -79,6 +79,9 @@ async def main(base, binding):
     seen["raw_stream"] = kinds([e async for e in streaming.send_message(
         pb.SendMessageRequest(message=msg("raw")))])
     seen["cancel"] = await cancel(unary, streaming)
+    seen["submitted_stream"] = kinds([e async for e in streaming.send_message(
+        pb.SendMessageRequest(message=msg("submitted")))])
+    seen["stubborn"] = await stubborn(unary, streaming)
     print(json.dumps(seen))
 
 
@@ -106,6 +109,23 @@ async def cancel(unary, streaming):
     return {"state": state(canceled), "stream": kinds(got),
             "stored": state(await unary.get_task(pb.GetTaskRequest(id=task_id))),
             "cancel_again": again}
+
+
+async def stubborn(unary, streaming):
+    """A cancel the executor refuses: the error the caller gets, and how the
+    task ends (the stream read to its end)."""
+    stream = streaming.send_message(pb.SendMessageRequest(message=msg("stubborn")))
+    got = []
+    async with asyncio.timeout(30):
+        async for e in stream:
+            got.append(e)
+            if e.HasField("status_update"):
+                break
+        task_id = got[0].task.id
+        refused = await error_of(unary.cancel_task(pb.CancelTaskRequest(id=task_id)))
+        got.extend([e async for e in stream])
+    return {"cancel": refused, "stream": kinds(got),
+            "stored": state(await unary.get_task(pb.GetTaskRequest(id=task_id)))}
 
 
 if __name__ == "__main__":

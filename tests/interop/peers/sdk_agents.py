@@ -10,7 +10,9 @@ Message answer), whoami (what the RequestContext says), slow (works until
 canceled; cancel() ends it canceled), boom (raises after its Task),
 refuse (raises the SDK's InvalidParamsError first), early (a status before
 any Task: 1.x refuses it), raw (a Task, an artifact and a status built by
-hand, no TaskUpdater).
+hand, no TaskUpdater), submitted (Microsoft Agent Framework's A2AExecutor:
+the Task, then TaskUpdater.submit()), stubborn (the travel planner's and
+headless auth samples' cancel(): it raises, saying it cannot cancel).
 """
 
 import asyncio
@@ -181,13 +183,45 @@ class Raw(AgentExecutor):
         raise NotImplementedError
 
 
+class Submitted(AgentExecutor):
+    """agent_framework_a2a.A2AExecutor's order: the Task, then submit(), then work."""
+
+    async def execute(self, context, event_queue):
+        task = new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        await updater.submit()
+        await updater.start_work()
+        await updater.add_artifact([new_text_part("submitted, then done")])
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        task = context.current_task
+        await TaskUpdater(event_queue, task.id, task.context_id).cancel()
+
+
+class Stubborn(AgentExecutor):
+    """Works a moment; its cancel() refuses, as the samples' that cannot cancel."""
+
+    async def execute(self, context, event_queue):
+        updater = await start(context, event_queue)
+        await updater.start_work(updater.new_agent_message([new_text_part("working")]))
+        await asyncio.sleep(1.5)
+        await updater.add_artifact([new_text_part("finished anyway")])
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        raise Exception("cancel not supported")
+
+
 class Samples(AgentExecutor):
     """Each message to the executor its first word names (a wrapping executor)."""
 
     def __init__(self):
         self.by_word = {"hello": HelloWorld(), "ask": Ask(), "chat": Chat(), "count": Count(),
                         "whoami": WhoAmI(), "slow": Slow(), "boom": Boom(),
-                        "refuse": Refuse(), "early": Early(), "raw": Raw()}
+                        "refuse": Refuse(), "early": Early(), "raw": Raw(),
+                        "submitted": Submitted(), "stubborn": Stubborn()}
         self.by_task = {}
 
     def _pick(self, context):
