@@ -2,14 +2,17 @@
 official A2A SDK (a2a-sdk 1.x or 0.3, and so every framework that serves
 through it: ADK's A2aAgentExecutor, Strands, ...), LangGraph graphs
 (`[langgraph]`), Pydantic AI agents (`[pydantic-ai]`) and Google ADK agents
-(`[adk]`). `wrap` recognises such an object (what `serve --agent` is given)
-without importing any framework; each adapter imports its own."""
+(`[adk]`); and the framework servers holding an SDK executor (Strands'
+and AG2's A2AServer: servers.py). `wrap` recognises such an object
+(what `serve --agent` is given) without importing any framework; each adapter
+imports its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from a2a_grpc.adapters.servers import executor_and_card
 from a2a_grpc.agent import AgentExecutor
 
 # (the framework, the module its classes come from, the adapter's module and class)
@@ -66,6 +69,11 @@ def wrap(obj: Any, modules: Sequence[str] = ()) -> AgentExecutor | None:
 
         return SdkAgent(handler.agent_executor, modules=modules,
                         published=_served_card(obj, handler))
+    held = executor_and_card(obj)  # AG2's A2AServer
+    if held is not None:
+        from a2a_grpc.adapters.sdk import SdkAgent
+
+        return SdkAgent(held[0], modules=modules, published=held[1])
     found = framework_of(obj)
     if found is None:
         return None

@@ -125,3 +125,75 @@ async def _sdk_version(python: Path) -> str:
         "print(json.dumps(m.version('a2a-sdk')))", stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()
     return out.decode()
+
+
+@pytest.fixture(scope="module")
+def with_ag2(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # AG2's JSON-RPC app needs the SDK's HTTP server (its own docs say to install it).
+    return venv_of(tmp_path_factory, "sdk-ag2", str(installed[0]), "ag2[a2a]>=1.2",
+                   "a2a-sdk[http-server]", "uvicorn>=0.30")
+
+
+async def _answers(base: str) -> dict[str, Any]:
+    """What a client sees of the agent at `base`: its card's name, a send's
+    state and text, a stream's kinds of events and text."""
+    async with aiohttp.ClientSession(headers=HEADERS) as http:
+        async with http.get(base + "/.well-known/agent-card.json") as resp:
+            card = await resp.json()
+        task = await jsonrpc_send(http, base, "hello", str(uuid.uuid4()))
+        body = {"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage", "params": {
+            "message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                        "parts": [{"text": "streamed"}]}}}
+        async with http.post(base + "/", json=body,
+                             headers={"Accept": "text/event-stream"}) as resp:
+            events = [json.loads(line[5:])["result"] for line in (await resp.text()).splitlines()
+                      if line.startswith("data:")]
+    kinds = [next(iter(e)) if "statusUpdate" not in e
+             else e["statusUpdate"]["status"]["state"] for e in events]
+    streamed = "".join(p.get("text", "") for e in events if "artifactUpdate" in e
+                       for p in e["artifactUpdate"]["artifact"]["parts"])
+    status_text = "".join(p.get("text", "") for p in
+                          task["status"].get("message", {}).get("parts", []))
+    return {"name": card["name"], "skills": len(card.get("skills", [])),
+            "state": task["status"]["state"], "text": text_of(task) or status_text,
+            "stream": kinds, "streamed": streamed}
+
+
+async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, tmp_path: Path) -> None:
+    """`--agent ag2_agent:server` naming AG2's own `A2AServer(agent)`: what
+    the same agent answers on AG2's JSON-RPC app (build_jsonrpc under uvicorn),
+    it answers on ours, card included."""
+    import asyncio
+
+    from tests.processes import unused_port
+
+    shutil.copy(PEERS / "ag2_agent.py", tmp_path / "ag2_agent.py")
+    port = unused_port()
+    theirs_proc = await asyncio.create_subprocess_exec(
+        str(with_ag2), "ag2_agent.py", str(port), cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as http:
+            for _ in range(600):  # until uvicorn answers (it says nothing once bound)
+                try:
+                    async with http.get(base + "/.well-known/agent-card.json") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    if theirs_proc.returncode is not None:
+                        said = await theirs_proc.stdout.read()  # type: ignore[union-attr]
+                        raise AssertionError("AG2's server exited:\n"
+                                             + said.decode()[-3000:]) from None
+                    await asyncio.sleep(0.05)
+        theirs = await _answers(base)
+    finally:
+        if theirs_proc.returncode is None:
+            theirs_proc.kill()
+        await theirs_proc.wait()
+    async with serving(with_ag2, tmp_path, "--agent", "ag2_agent:server",
+                       "--store", "memory") as (_, ours_port):
+        ours = await _answers(f"http://127.0.0.1:{ours_port}")
+    assert theirs["text"] == "ag2 heard hello" and theirs["state"] == "TASK_STATE_COMPLETED"
+    assert ours == theirs, (ours, theirs)
+    assert "No broken requirements" in run(with_ag2, "-m", "pip", "check", cwd=tmp_path)
