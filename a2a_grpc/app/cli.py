@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from a2a_grpc.app import process
 from a2a_grpc.app.admin_args import ADMIN, add_admin
 from a2a_grpc.client.commands import VERBS, add_commands
+from a2a_grpc.core.extras import MissingExtraError
 from a2a_grpc.core.version import describe
 
 if TYPE_CHECKING:
@@ -87,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in VERBS:
             from a2a_grpc.client.commands import main_for
 
-            return main_for(args)
+            try:
+                return main_for(args)
+            except MissingExtraError as exc:  # `card --verify` without [auth]: says which
+                return process.fail(str(exc))
         try:
             settings = _checked(args)
         except ValueError as exc:  # a flag's mistake: the usage says how to write it
@@ -128,7 +132,6 @@ def _run(args: argparse.Namespace, argv: list[str], settings: ServeSettings) -> 
     from a2a_grpc.app.options import http_options
     from a2a_grpc.app.serve import gateway
     from a2a_grpc.app.workers import supervise
-    from a2a_grpc.core.extras import MissingExtraError
     from a2a_grpc.core.ports import PortInUseError
     from a2a_grpc.stores import StoreInUseError, StoreOpenError
 

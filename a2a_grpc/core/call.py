@@ -24,7 +24,7 @@ class Identity:
     claims: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallContext:
     """Who is calling and with which service parameters (spec §3.2.6).
 
@@ -49,6 +49,11 @@ class CallContext:
     RequestContext.activate_extension, and the server's own); the edges name
     them in the response (`A2A-Extensions`, gRPC initial metadata). One set
     for the call, shared by the copies layers make of its context.
+
+    Not changed once made: a layer that changes something makes a copy
+    (`dataclasses.replace`). Not frozen only because a frozen dataclass sets
+    each of its fields through `object.__setattr__`, and one is made for
+    every call (docs/benchmarks.md, "Measured reasons").
     """
 
     user: str = ""

@@ -67,9 +67,13 @@ async def target(request: pytest.FixtureRequest,
         yield f"127.0.0.1:{grpc_port}"
 
 
-async def client_says(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None) -> list[str]:
+async def client_says(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None,
+                      build: bool = False) -> list[str]:
+    """What `cmd` printed. A build (`build`) may take minutes on a busy machine:
+    it gets the test's whole time; a client's run gets two minutes."""
     done = await asyncio.to_thread(subprocess.run, [str(c) for c in cmd], cwd=cwd,
-                                   capture_output=True, text=True, timeout=120, check=False,
+                                   capture_output=True, text=True,
+                                   timeout=540 if build else 120, check=False,
                                    env={**os.environ, **(env or {})})
     assert done.returncode == 0, f"{cmd}: {done.stdout}\n{done.stderr[-3000:]}"
     return done.stdout.splitlines()
@@ -92,7 +96,8 @@ async def test_go_client(protos: Path, target: str, tmp_path: Path) -> None:
         protos / "a2a.proto", cwd=tmp_path)
     env = {"GO111MODULE": "off", "GOPATH": f"{gopath}:{GOCODE.parent}",
            "GOCACHE": str(tmp_path / "gocache"), "GOFLAGS": ""}
-    await client_says("go", "build", "-o", tmp_path / "client", ".", cwd=app, env=env)
+    await client_says("go", "build", "-o", tmp_path / "client", ".", cwd=app, env=env,
+                      build=True)
     assert await client_says(tmp_path / "client", target, cwd=tmp_path) == expected("go")
 
 
@@ -103,7 +108,7 @@ async def test_cpp_client(protos: Path, target: str, tmp_path: Path) -> None:
          "apt-get install protobuf-compiler-grpc libgrpc++-dev libprotobuf-dev pkg-config")
     build = tmp_path / "cpp"
     shutil.copytree(EXAMPLES / "cpp", build)
-    await client_says("make", "-s", f"PROTOS={protos}", cwd=build)
+    await client_says("make", "-s", f"PROTOS={protos}", cwd=build, build=True)
     assert await client_says(build / "client", target, cwd=build) == expected("c++")
 
 
@@ -118,7 +123,7 @@ async def test_node_client(protos: Path, target: str, tmp_path: Path) -> None:
         shutil.copy(EXAMPLES / "node" / "package.json", NODE_CACHE / "package.json.new")
         (NODE_CACHE / "package.json.new").replace(stamp)
         await client_says("npm", "install", "--no-audit", "--no-fund", "--silent",
-                          cwd=NODE_CACHE)
+                          cwd=NODE_CACHE, build=True)
         (NODE_CACHE / "installed").write_text(package)
     app = tmp_path / "node"
     app.mkdir()
