@@ -4,11 +4,14 @@ admission) and the ceiling (benchmarks/ceiling.py), each under
 `valgrind --tool=callgrind`, serving a fixed load from the load generator
 outside callgrind (benchmarks/drive.py, every answer checked).
 
-    python -m benchmarks.instructions_wire [--servers ours,ceiling] [--rows ...]
-        [--against REV]
+    python -m benchmarks.instructions_wire [--servers ours,ceiling,ours-sqlite,ours-workers2]
+        [--rows ...] [--against REV]
 
 `--against REV`: ours at an earlier revision too, checked out beside this one
-(benchmarks/revisions.py), and ours' ratio to it.
+(benchmarks/revisions.py), and its ratio to ours. `ours-sqlite`: ours on the
+default store (a fresh SQLite file), `ours-workers2`: `--workers 2` on it,
+every process (supervisor and workers) counted: each against ours on the
+memory store in one process.
 
 For each row the counters are zeroed (`callgrind_control -z`), a small and
 then a larger number of calls made, the counts dumped after each
@@ -59,30 +62,56 @@ async def count(make: drive.MakeCall, n: int, concurrency: int) -> None:
     await asyncio.gather(*(worker(c) for c in calls))
 
 
+# Ours as users run it besides the memory store: the default store (SQLite, a
+# fresh file) and `--workers 2` on it, every process counted together (the
+# supervisor, both workers, the hub between them), against ours in one process.
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ours": ("memory", ()),
+    "ours-sqlite": ("sqlite", ()),
+    "ours-workers2": ("sqlite", ("--workers", "2")),
+}
+
+
 class Counted:
-    """A server process under callgrind, its counts dumped on demand."""
+    """A server process under callgrind (with its children, for `--workers`),
+    its counts dumped on demand."""
 
     def __init__(self, name: str, folder: Path, tree: Path = ROOT) -> None:
-        self.server = Server(name, http=free_port(), grpc=free_port(), tree=tree)
+        store, extra = VARIANTS.get(name, ("memory", ()))
+        if store == "sqlite":
+            store = f"sqlite:///{folder / 'tasks.db'}"
+        kind = "ceiling" if name == "ceiling" else "ours"
+        self.server = Server(kind, http=free_port(), grpc=free_port(), tree=tree, store=store,
+                             extra=list(extra))
         self.folder = folder
+        self.children = bool(extra)  # the workers are processes of their own
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.folder}/cg.%p",
-             "--dump-instr=no", *self.server.command()],
+             "--dump-instr=no", *(["--trace-children=yes"] if self.children else []),
+             *self.server.command()],
             cwd=self.server.tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.server.proc = self.proc
         self.server.wait_ready(timeout=600)
 
+    def _control(self, flag: str) -> None:
+        """callgrind_control on this process, or on every one under callgrind
+        (its children: one server is counted at a time)."""
+        assert self.proc is not None
+        subprocess.run(["callgrind_control", flag, *([] if self.children else
+                                                     [str(self.proc.pid)])],
+                       check=True, capture_output=True)
+
     def dump(self) -> int:
-        """Instructions since the last zeroing, all threads."""
+        """Instructions since the last zeroing, all threads (all processes)."""
         assert self.proc is not None
         before = set(self.folder.glob("cg.*"))
-        subprocess.run(["callgrind_control", "-d", str(self.proc.pid)], check=True,
-                       capture_output=True)
+        self._control("-d")
         deadline = time.monotonic() + 60
-        while not (new := set(self.folder.glob("cg.*")) - before):
+        wanted = 3 if self.children else 1  # the supervisor and its two workers
+        while len(new := set(self.folder.glob("cg.*")) - before) < wanted:
             if time.monotonic() > deadline:
                 raise RuntimeError("callgrind wrote no dump")
             time.sleep(0.1)
@@ -95,9 +124,7 @@ class Counted:
         return total
 
     def zero(self) -> None:
-        assert self.proc is not None
-        subprocess.run(["callgrind_control", "-z", str(self.proc.pid)], check=True,
-                       capture_output=True)
+        self._control("-z")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -148,23 +175,30 @@ async def run(names: list[str], rows: list[report.Row],
 
 
 def render(counts: dict[str, dict[report.Row, float]], against: str = "") -> str:
-    """`against`: a column of ours at that revision, and ours' ratio to it."""
-    more = f" {against} | ours / {against} |" if against else ""
-    lines = ["| call | binding | ours | ceiling | ours / ceiling |" + more,
-             "|---|---|---|---|---|" + "---|---|" * bool(against)]
+    """Ours, the ceiling and ours / ceiling; then each other server counted
+    (ours on SQLite, under `--workers 2`, at revision `against`) and its
+    ratio to ours on the memory store in one process."""
+    others = [name for name in counts if name not in ("ours", "ceiling")]
+    head = "| call | binding | ours | ceiling | ours / ceiling |" + "".join(
+        f" {n} | {n} / ours |" for n in others)
+    lines = [head, "|---|---|---|---|---|" + "---|---|" * len(others)]
     for row in counts.get("ours") or counts.get("ceiling") or {}:
         ours, ceiling = counts.get("ours", {}).get(row), counts.get("ceiling", {}).get(row)
-        cells = [ours or 0, ceiling or 0] + ([counts[against].get(row) or 0] if against else [])
-        ratios = [f"{ours / other:.2f}x" if ours and other else "-" for other in cells[1:]]
         what = "per event of a stream 100" if row.scenario.startswith("stream") else row.scenario
-        lines.append(f"| {what} | {row.binding} | {cells[0]:,.0f} | {cells[1]:,.0f} | {ratios[0]} |"
-                     + (f" {cells[2]:,.0f} | {ratios[1]} |" if against else ""))
+        cells = [f"{ours or 0:,.0f}", f"{ceiling or 0:,.0f}",
+                 f"{ours / ceiling:.2f}x" if ours and ceiling else "-"]
+        for name in others:
+            other = counts[name].get(row)
+            cells += [f"{other or 0:,.0f}", f"{other / ours:.2f}x" if other and ours else "-"]
+        lines.append(f"| {what} | {row.binding} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="make bench-instructions ARGS=--wire")
-    parser.add_argument("--servers", default="ours,ceiling")
+    parser.add_argument("--servers", default="ours,ceiling",
+                        help="of ours, ceiling, " + ", ".join(n for n in VARIANTS if n != "ours")
+                        + " (ours on SQLite; under --workers 2, all its processes)")
     parser.add_argument("--rows", default="", help="only rows whose title has one of these")
     parser.add_argument("--against", default="", metavar="REV",
                         help="also ours at an earlier revision (a commit, tag or branch)")

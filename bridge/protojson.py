@@ -166,7 +166,11 @@ def _compile_printer(desc: Descriptor) -> Printer:
             # passed through a function that returns it: a call per field printed.
             same = convert is _identity
             if f.is_repeated:
-                value = "list(v)" if same else f"[c{i}(x) for x in v]"
+                # Most repeated fields here hold one item (a message's part, a task's
+                # artifact): read at index 0, not iterated (upb's containers have no
+                # __iter__: a loop ends by raising IndexError).
+                value = ("list(v)" if same else
+                         f"[c{i}(v[0])] if len(v) == 1 else [c{i}(x) for x in v]")
                 lines += [f"    v = msg.{f.name}", "    if v:", f"        out[{key}] = {value}"]
             elif f.has_presence:
                 value = f"msg.{f.name}" if same else f"c{i}(msg.{f.name})"

@@ -187,8 +187,8 @@ def _counted(task: Task, update: TaskArtifactUpdateEvent, undo: Undo) -> Undo:
 def _merge_artifact(task: Task, update: TaskArtifactUpdateEvent) -> Undo:
     new = update.artifact
     artifact_id, existing, artifacts = new.artifact_id, None, task.artifacts
-    for candidate in artifacts:
-        if candidate.artifact_id == artifact_id:
+    for candidate in artifacts if artifacts else ():  # (a loop over an empty upb container
+        if candidate.artifact_id == artifact_id:      # raises and catches IndexError)
             existing = candidate
             break
     if update.append:

@@ -81,7 +81,8 @@ class Intake:
         msg = Message()
         msg.CopyFrom(message)
         referenced = []
-        for ref in msg.reference_task_ids:
+        refs = msg.reference_task_ids
+        for ref in refs if refs else ():  # an empty upb container is iterated to IndexError
             found = await self.store.get(scope, ref)
             if found is not None:
                 referenced.append(found.task)
