@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ CALLS = {"SendMessage": (40, 200), "GetTask": (40, 200), "stream 100": (4, 20)}
 CONCURRENCY = {"SendMessage": 8, "GetTask": 8, "stream 100": 4}
 PER = {"SendMessage": 1, "GetTask": 1, "stream 100": 103}  # a `stream 100` is 103 events
 ROWS = [report.Row(s, b, CONCURRENCY[s]) for s in CALLS for b in ("JSON-RPC", "REST", "gRPC")]
+SLOWDOWN = 50  # how much slower a server runs under callgrind (the agents' quantum)
 TOTALS = re.compile(rb"^(?:totals|summary): (\d+)", re.M)
 
 
@@ -81,8 +83,11 @@ class Counted:
         if store == "sqlite":
             store = f"sqlite:///{folder / 'tasks.db'}"
         kind = "ceiling" if name == "ceiling" else "ours"
+        # Under callgrind a server runs some 50 times slower: an agent's quantum
+        # (execution/turns.py) is stretched as much, or every event would outlast
+        # it and yield, which natively few do (as benchmarks/instructions.py does).
         self.server = Server(kind, http=free_port(), grpc=free_port(), tree=tree, store=store,
-                             extra=list(extra))
+                             extra=list(extra), env={"A2A_GRPC_TIME_SCALE": str(SLOWDOWN)})
         self.folder = folder
         self.children = bool(extra)  # the workers are processes of their own
         self.proc: subprocess.Popen[bytes] | None = None
@@ -92,7 +97,8 @@ class Counted:
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={self.folder}/cg.%p",
              "--dump-instr=no", *(["--trace-children=yes"] if self.children else []),
              *self.server.command()],
-            cwd=self.server.tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            cwd=self.server.tree, env={**os.environ, **self.server.env},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.server.proc = self.proc
         self.server.wait_ready(timeout=600)
 

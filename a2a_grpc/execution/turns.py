@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections import deque
@@ -67,7 +68,11 @@ class Turn:
 # whenever it has held the loop for QUANTUM_S: it can't hold other calls for
 # longer than that, and the events in between reach a stream together (one
 # write for many on SSE, instead of a loop turn and a system call each).
-QUANTUM_S = 0.00025
+# A2A_GRPC_TIME_SCALE: how many times slower than natively this process runs,
+# for a measurement under callgrind (some 50 times slower): the quantum is
+# stretched as much, so the agents yield as often per event as they do natively
+# (benchmarks/instructions_wire.py sets it; nothing else should).
+QUANTUM_S = 0.00025 * float(os.environ.get("A2A_GRPC_TIME_SCALE") or 1)
 # While a streaming call waits for its first event, the quantum is 0: busy agents
 # yield at each event, so the loop turns a new stream still needs (its run's start,
 # its first event reaching the transport) don't each wait behind every other
