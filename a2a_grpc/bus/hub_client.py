@@ -26,7 +26,7 @@ from typing import Any
 from a2a_grpc.bus.base import Control, Published, Subscription
 from a2a_grpc.bus.hub_wire import frame, read_frame
 from a2a_grpc.bus.local import Backlog, LocalEventBus
-from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.core.errors import A2AError, UnavailableError
 from a2a_grpc.generated.a2a_pb2 import StreamResponse
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -179,6 +179,9 @@ class HubEventBus:
         if self._on is not None:
             try:
                 done = await self._on(kind, (tenant, owner), task, fields[4])
+            except A2AError as exc:  # the agent refused (a cancel it cannot do): the
+                # asker, told it was not done, tries itself and answers its caller so
+                log.info("another worker asked to %s task %s: %s", kind, task, exc)
             except Exception:
                 log.exception("doing what another worker asked failed")
         with suppress(UnavailableError):

@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from a2a_grpc.bus.base import Control
-from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.core.errors import A2AError, UnavailableError
 
 log = logging.getLogger("a2a_grpc.bus")
 
@@ -102,6 +102,10 @@ class ControlChannel:
         try:
             done = await on(str(request["kind"]), (str(request["tenant"]), str(request["owner"])),
                             str(request["task"]), base64.b64decode(request.get("body", "")))
+        except A2AError as exc:  # the agent refused: the asker's own try says it again
+            log.info("another replica asked to %s task %s: %s", request.get("kind"),
+                     request.get("task"), exc)
+            done = False
         except Exception:
             log.exception("doing what another replica asked (%s) failed", request.get("kind"))
             done = False
