@@ -152,8 +152,11 @@ async def _answers(base: str) -> dict[str, Any]:
              else e["statusUpdate"]["status"]["state"] for e in events]
     streamed = "".join(p.get("text", "") for e in events if "artifactUpdate" in e
                        for p in e["artifactUpdate"]["artifact"]["parts"])
-    status_text = "".join(p.get("text", "") for p in
-                          task["status"].get("message", {}).get("parts", []))
+    # An answer as an artifact, the status message, or (Agent Framework's) an agent
+    # message the next status moved into the history.
+    said = [task["status"].get("message", {}), *reversed(task.get("history", []))]
+    status_text = next(("".join(p.get("text", "") for p in m["parts"]) for m in said
+                        if m.get("role") == "ROLE_AGENT"), "")
     return {"name": card["name"], "skills": len(card.get("skills", [])),
             "state": task["status"]["state"], "text": text_of(task) or status_text,
             "stream": kinds, "streamed": streamed}
@@ -197,3 +200,32 @@ async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, tmp_path: P
     assert theirs["text"] == "ag2 heard hello" and theirs["state"] == "TASK_STATE_COMPLETED"
     assert ours == theirs, (ours, theirs)
     assert "No broken requirements" in run(with_ag2, "-m", "pip", "check", cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def with_maf(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return venv_of(tmp_path_factory, "sdk-maf", str(installed[0]),
+                   "agent-framework-a2a>=1.0.0b261022", "a2a-sdk[http-server]", "uvicorn>=0.30")
+
+
+async def test_agent_framework_executor_is_served_as_the_sdk_serves_it(
+        with_maf: Path, tmp_path: Path) -> None:
+    """Microsoft Agent Framework's A2AExecutor (the Task, then submit(), then
+    the work): what the SDK's own server answers with it, ours answers, the
+    `submitted` status after the Task included."""
+    from tests.packaging.test_sdk_agents import sdk_serving
+
+    for name in ("maf_executor.py", "sdk_server.py", "peer_executor.py"):
+        shutil.copy(PEERS / name, tmp_path / name)
+    async with sdk_serving(with_maf, tmp_path, "sdk_server.py", "maf_executor:executor",
+                           "0") as port:
+        theirs = await _answers(f"http://127.0.0.1:{port}")
+    async with serving(with_maf, tmp_path, "--agent", "maf_executor:executor",
+                       "--store", "memory") as (_, ours_port):
+        ours = await _answers(f"http://127.0.0.1:{ours_port}")
+    assert theirs["text"] == "maf heard hello" and theirs["state"] == "TASK_STATE_COMPLETED"
+    assert theirs["stream"][:3] == ["task", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+    for key in ("state", "text", "stream", "streamed"):  # the cards are each server's own
+        assert ours[key] == theirs[key], (key, ours, theirs)
+    assert ours["skills"] == 1  # made for the executor: a 0.3 client reads it too
+    assert "No broken requirements" in run(with_maf, "-m", "pip", "check", cwd=tmp_path)
