@@ -92,7 +92,8 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
         # caller gets the FAILED task, where the SDK's server answers an error); a
         # cancel() that raises is TaskNotCancelableError and the run goes on
         # (the SDK's server stops the run, fails the task, answers an error).
-        assert differences(theirs, ours) <= {"hello", "ask", "boom", "raw", "stubborn"}, binding
+        assert differences(theirs, ours) <= {"hello", "ask", "boom", "raw", "stubborn",
+                                             "reject"}, binding
         assert ours["hello"] == {**theirs["hello"],
                                  "history": ["ROLE_USER", "ROLE_AGENT", "ROLE_AGENT"]}
         assert ours["hello"]["artifacts"] == [["Hello, World! (hello there)"]]
@@ -125,6 +126,9 @@ async def test_sdk_1x_executors_served_as_the_sdk_serves_them(
             "task:TASK_STATE_SUBMITTED", "TASK_STATE_WORKING", "artifact_update",
             "TASK_STATE_COMPLETED"], "stored": "TASK_STATE_COMPLETED"}
         assert theirs["stubborn"]["cancel"] is not None  # an error there too
+        assert ours["reject"] == {**theirs["reject"], "history": ["ROLE_USER", "ROLE_AGENT"]}
+        assert ours["reject"]["state"] == "TASK_STATE_REJECTED"
+        assert ours["reject"]["status"] == ["I can only convert currencies."]
     # The same executors with pyvoy carrying every binding: what grpc.aio and
     # aiohttp gave, binding for binding.
     async with serving(with_sdk, cwd, "--agent", "sdk_agents:Samples", "--grpc-carrier",

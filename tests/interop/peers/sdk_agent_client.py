@@ -82,6 +82,7 @@ async def main(base, binding):
     seen["submitted_stream"] = kinds([e async for e in streaming.send_message(
         pb.SendMessageRequest(message=msg("submitted")))])
     seen["stubborn"] = await stubborn(unary, streaming)
+    seen["reject"] = task_seen((await one(unary, "reject")).task)
     print(json.dumps(seen))
 
 

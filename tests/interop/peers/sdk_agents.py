@@ -12,7 +12,9 @@ refuse (raises the SDK's InvalidParamsError first), early (a status before
 any Task: 1.x refuses it), raw (a Task, an artifact and a status built by
 hand, no TaskUpdater), submitted (Microsoft Agent Framework's A2AExecutor:
 the Task, then TaskUpdater.submit()), stubborn (the travel planner's and
-headless auth samples' cancel(): it raises, saying it cannot cancel).
+headless auth samples' cancel(): it raises, saying it cannot cancel),
+reject (the currency sample's refusal of what it does not do: rejected,
+with a message).
 """
 
 import asyncio
@@ -214,6 +216,16 @@ class Stubborn(AgentExecutor):
         raise Exception("cancel not supported")
 
 
+class Reject(AgentExecutor):
+    async def execute(self, context, event_queue):
+        updater = await start(context, event_queue)
+        await updater.reject(updater.new_agent_message(
+            [new_text_part("I can only convert currencies.")]))
+
+    async def cancel(self, context, event_queue):
+        raise NotImplementedError
+
+
 class Samples(AgentExecutor):
     """Each message to the executor its first word names (a wrapping executor)."""
 
@@ -221,7 +233,7 @@ class Samples(AgentExecutor):
         self.by_word = {"hello": HelloWorld(), "ask": Ask(), "chat": Chat(), "count": Count(),
                         "whoami": WhoAmI(), "slow": Slow(), "boom": Boom(),
                         "refuse": Refuse(), "early": Early(), "raw": Raw(),
-                        "submitted": Submitted(), "stubborn": Stubborn()}
+                        "submitted": Submitted(), "stubborn": Stubborn(), "reject": Reject()}
         self.by_task = {}
 
     def _pick(self, context):
