@@ -247,8 +247,14 @@ class Samples(AgentExecutor):
         await self._pick(context).execute(context, event_queue)
 
     async def cancel(self, context, event_queue):
-        await self.by_task.get(context.task_id, self.by_word["hello"]).cancel(
-            context, event_queue)
+        # Under `serve --workers` the cancel may reach a process that never ran the
+        # task: the executor is then found from the task's first message, as an
+        # executor kept in no process's memory would find it.
+        chosen = self.by_task.get(context.task_id)
+        if chosen is None and context.current_task is not None and context.current_task.history:
+            word = get_message_text(context.current_task.history[0]).split(" ")[0]
+            chosen = self.by_word.get(word)
+        await (chosen or self.by_word["hello"]).cancel(context, event_queue)
 
 
 class Timestamped(AgentExecutor):
