@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from tests.packaging.conftest import venv_of
+from tests.packaging.framework_servers import their_server
 from tests.packaging.installed import HEADERS, ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
@@ -166,34 +167,9 @@ async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, tmp_path: P
     """`--agent ag2_agent:server` naming AG2's own `A2AServer(agent)`: what
     the same agent answers on AG2's JSON-RPC app (build_jsonrpc under uvicorn),
     it answers on ours, card included."""
-    import asyncio
-
-    from tests.processes import unused_port
-
     shutil.copy(PEERS / "ag2_agent.py", tmp_path / "ag2_agent.py")
-    port = unused_port()
-    theirs_proc = await asyncio.create_subprocess_exec(
-        str(with_ag2), "ag2_agent.py", str(port), cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        async with aiohttp.ClientSession() as http:
-            for _ in range(600):  # until uvicorn answers (it says nothing once bound)
-                try:
-                    async with http.get(base + "/.well-known/agent-card.json") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientConnectionError:
-                    if theirs_proc.returncode is not None:
-                        said = await theirs_proc.stdout.read()  # type: ignore[union-attr]
-                        raise AssertionError("AG2's server exited:\n"
-                                             + said.decode()[-3000:]) from None
-                    await asyncio.sleep(0.05)
+    async with their_server(with_ag2, "ag2_agent.py", tmp_path) as base:
         theirs = await _answers(base)
-    finally:
-        if theirs_proc.returncode is None:
-            theirs_proc.kill()
-        await theirs_proc.wait()
     async with serving(with_ag2, tmp_path, "--agent", "ag2_agent:server",
                        "--store", "memory") as (_, ours_port):
         ours = await _answers(f"http://127.0.0.1:{ours_port}")

@@ -1,0 +1,43 @@
+"""A framework's own server for the same agent ours serves: its script run
+as `PYTHON SCRIPT PORT` in the framework's virtualenv, until the block ends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+
+from tests.processes import unused_port
+
+
+@asynccontextmanager
+async def their_server(python: Path, script: str, cwd: Path) -> AsyncIterator[str]:
+    """The server `script` starts, once its card answers; yields its base URL."""
+    port = unused_port()
+    proc = await asyncio.create_subprocess_exec(
+        str(python), script, str(port), cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        async with aiohttp.ClientSession() as http:
+            for _ in range(600):  # until uvicorn answers (it need not say when it bound)
+                try:
+                    async with http.get(base + "/.well-known/agent-card.json") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientConnectionError:
+                    if proc.returncode is not None:
+                        said = await proc.stdout.read()  # type: ignore[union-attr]
+                        raise AssertionError(f"{script} exited:\n"
+                                             + said.decode()[-3000:]) from None
+                    await asyncio.sleep(0.05)
+            else:
+                raise AssertionError(f"{script} did not answer on {base} within 30 s")
+        yield base
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
