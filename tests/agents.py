@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
+from a2a_grpc.core.errors import TaskNotCancelableError
 from a2a_grpc.demos.demo import DemoAgent
-from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard
+from a2a_grpc.generated.a2a_pb2 import AgentCapabilities, AgentCard, Task
 
 
 class PushEnabledDemo(DemoAgent):
@@ -105,3 +106,25 @@ class PacedAgent(DemoAgent):
             await events.complete()
             return
         await super().execute(context, events)
+
+
+class StubbornDemo(DemoAgent):
+    """The demo agent, whose runs cannot be canceled: cancel() refuses while
+    this process runs the task (as an agent that keeps its runs in memory
+    does; elsewhere it has nothing to refuse with)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._running: set[str] = set()
+
+    async def execute(self, context: RequestContext, events: TaskEvents) -> None:
+        self._running.add(context.task_id)
+        try:
+            await super().execute(context, events)
+        finally:
+            self._running.discard(context.task_id)
+
+    async def cancel(self, task: Task, events: TaskEvents) -> None:
+        if task.id in self._running:
+            raise TaskNotCancelableError(f"task {task.id} finishes what it started",
+                                         metadata={"taskId": task.id})

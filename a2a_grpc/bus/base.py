@@ -101,7 +101,10 @@ class EventBus(Protocol):
                   body: bytes = b"") -> bool:
         """Ask the other replicas to do `kind` to a task one of them runs
         ("cancel"; "message": take the SendMessageRequest `body`); True once the
-        one running it did (False: none runs it)."""
+        one running it did (False: none runs it). Raises the A2AError the one
+        running it refused with (an agent that cannot cancel), as its caller
+        would have got it there."""
 
     def answer(self, on: Control) -> None:
         """Do what other replicas ask (`ask`) with `on`, until `close`."""
+

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from a2a_grpc.bus.answers import NOT_DONE
 from a2a_grpc.bus.hub_wire import frame, read_frame
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -51,7 +52,7 @@ class _Waiting:
     asker: _Worker
     token: bytes
     left: set[_Worker]
-    done: bool = False
+    answer: bytes = NOT_DONE  # the first other answer (done, refused) wins
 
 
 class Hub:
@@ -171,19 +172,20 @@ class Hub:
         if waiting is None:
             return
         waiting.left.discard(worker)
-        waiting.done = waiting.done or answer == b"1"
+        if waiting.answer == NOT_DONE:
+            waiting.answer = answer or NOT_DONE
         self._settle(pending, token)
 
     def _settle(self, pending: dict[bytes, _Waiting], token: bytes) -> None:
         """Answer the asker once every worker asked has answered (an ask: or
         once one did it)."""
         waiting = pending[token]
-        if waiting.left and not waiting.done:
+        if waiting.left and waiting.answer == NOT_DONE:
             return
         del pending[token]
         if waiting.asker in self._workers:
             reply = (frame(b"A", waiting.token) if pending is self._subscribing
-                     else frame(b"R", waiting.token, b"1" if waiting.done else b"0"))
+                     else frame(b"R", waiting.token, waiting.answer))
             waiting.asker.writer.write(reply)
 
     def _take(self, key: bytes, rate: float, burst: float) -> float:

@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
+from a2a_grpc.bus.answers import DONE, NOT_DONE, answered, refusal
 from a2a_grpc.bus.base import Control, Published, Subscription
 from a2a_grpc.bus.hub_wire import frame, read_frame
 from a2a_grpc.bus.local import Backlog, LocalEventBus
@@ -143,12 +144,13 @@ class HubEventBus:
     async def ask(self, kind: str, scope: tuple[str, str], task_id: str,
                   body: bytes = b"") -> bool:
         try:
-            return await self._request(ASK_TIMEOUT_S, b"Q", kind.encode(), scope[0].encode(),
-                                       scope[1].encode(), task_id.encode(), body) == b"1"
+            answer = await self._request(ASK_TIMEOUT_S, b"Q", kind.encode(), scope[0].encode(),
+                                         scope[1].encode(), task_id.encode(), body)
         except TimeoutError:
             log.warning("asked the other workers to %s task %s: no answer in %g s", kind,
                         task_id, ASK_TIMEOUT_S)
             return False
+        return answered(answer)
 
     def answer(self, on: Control) -> None:
         self._on = on
@@ -175,17 +177,19 @@ class HubEventBus:
 
     async def _answer(self, token: bytes, fields: list[bytes]) -> None:
         kind, tenant, owner, task = (f.decode() for f in fields[:4])
-        done = False
+        answer = NOT_DONE
         if self._on is not None:
             try:
-                done = await self._on(kind, (tenant, owner), task, fields[4])
+                answer = DONE if await self._on(kind, (tenant, owner), task, fields[4]) \
+                    else NOT_DONE
             except A2AError as exc:  # the agent refused (a cancel it cannot do): the
-                # asker, told it was not done, tries itself and answers its caller so
+                # asker's caller gets the refusal, as it would have here
                 log.info("another worker asked to %s task %s: %s", kind, task, exc)
+                answer = refusal(exc)
             except Exception:
                 log.exception("doing what another worker asked failed")
         with suppress(UnavailableError):
-            self._send(b"R", token, b"1" if done else b"0")
+            self._send(b"R", token, answer)
 
     # -- the hub's connection --
 

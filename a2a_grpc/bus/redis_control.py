@@ -3,9 +3,12 @@
 `{prefix}:ctl` carries requests ("cancel task T of (tenant, owner)", "take
 this follow-up message for T"). Every
 replica listening answers each request on the request's own reply channel:
-"done" when it did it (it runs the task), "no" otherwise. The asker counts
-the answers PUBLISH said it would get: the first "done" ends the wait, all
-"no" (or `ASK_TIMEOUT_S` without an answer) mean nobody runs the task.
+done when it did it (it runs the task), not done otherwise, or refused
+(bus/base.py has the answers' bytes). The asker counts
+the answers PUBLISH said it would get: the first "done" ends the wait, as
+does a refusal (the error the one running it refused with, raised to the
+asker's caller); all "no" (or `ASK_TIMEOUT_S` without an answer) mean
+nobody runs the task.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from a2a_grpc.bus.answers import DONE, NOT_DONE, answered, refusal
 from a2a_grpc.bus.base import Control
 from a2a_grpc.core.errors import A2AError, UnavailableError
 
@@ -55,8 +59,9 @@ class ControlChannel:
                     if message is None:
                         continue
                     answers += 1
-                    if message["data"] == b"done":
-                        return True
+                    data = message["data"]
+                    if data != NOT_DONE:
+                        return answered(data)
         except TimeoutError:
             log.warning("asked the replicas to %s task %s: %d answer(s) in %g s", kind,
                         task_id, answers, ASK_TIMEOUT_S)
@@ -99,17 +104,18 @@ class ControlChannel:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
 
     async def _handle(self, on: Control, request: dict[str, Any]) -> None:
+        answer = NOT_DONE
         try:
-            done = await on(str(request["kind"]), (str(request["tenant"]), str(request["owner"])),
-                            str(request["task"]), base64.b64decode(request.get("body", "")))
-        except A2AError as exc:  # the agent refused: the asker's own try says it again
+            if await on(str(request["kind"]), (str(request["tenant"]), str(request["owner"])),
+                        str(request["task"]), base64.b64decode(request.get("body", ""))):
+                answer = DONE
+        except A2AError as exc:  # the agent refused: the asker's caller gets the refusal
             log.info("another replica asked to %s task %s: %s", request.get("kind"),
                      request.get("task"), exc)
-            done = False
+            answer = refusal(exc)
         except Exception:
             log.exception("doing what another replica asked (%s) failed", request.get("kind"))
-            done = False
         try:
-            await self._redis.publish(str(request["reply"]), b"done" if done else b"no")
+            await self._redis.publish(str(request["reply"]), answer)
         except (RedisError, OSError) as exc:
             log.warning("could not answer another replica: %s", exc)

@@ -11,7 +11,7 @@ import redis.asyncio as aioredis
 
 from a2a_grpc.bus.redis import BLOCK_MS, RedisEventBus
 from a2a_grpc.bus.redis_publish import IDLE_S, LINGER_S
-from a2a_grpc.core.errors import UnavailableError
+from a2a_grpc.core.errors import TaskNotCancelableError, UnavailableError
 from a2a_grpc.generated.a2a_pb2 import TASK_STATE_COMPLETED, TASK_STATE_WORKING, StreamResponse
 from a2a_grpc.stores import StoreUnavailableError
 from tests.processes import unused_port
@@ -209,6 +209,8 @@ async def test_a_replica_asked_to_act_answers_and_the_others_say_no(pair: tuple[
 
     async def runs_nothing(kind: str, scope: tuple[str, str], task_id: str,
                            body: bytes) -> bool:
+        if task_id == "t3":  # it runs t3, and its agent refuses to cancel it
+            raise TaskNotCancelableError("t3 finishes what it started", metadata={"taskId": "t3"})
         return False
 
     a.answer(runs_t1)
@@ -230,6 +232,10 @@ async def test_a_replica_asked_to_act_answers_and_the_others_say_no(pair: tuple[
             await asyncio.sleep(0.05)
         assert await c.ask("cancel", ("", "alice"), "t1") is True
         assert await c.ask("cancel", ("", "alice"), "t2") is False  # every answer was "no"
+        # The refusal reaches the asker's caller as the running replica's caller would get it.
+        with pytest.raises(TaskNotCancelableError, match="t3 finishes what it started") as refused:
+            await c.ask("cancel", ("", "alice"), "t3")
+        assert refused.value.metadata == {"taskId": "t3"}
         assert ("cancel", ("", "alice"), "t1") in asked
     finally:
         await c.close()

@@ -163,6 +163,25 @@ async def test_cancel_and_follow_ups_reach_the_worker_running_the_task(
     assert "ERROR" not in server.log()
 
 
+async def test_a_cancel_the_running_worker_refuses_is_refused_on_every_worker(
+        store: str, started: Any, pinned: Any) -> None:
+    """The agent's cancel() refuses on the worker running the task: a CancelTask
+    reaching another worker gets that refusal, and the task goes on there."""
+    server = await started(store, "--agent", "tests.agents:StubbornDemo")
+    runner, other = await pinned(server, 1), await pinned(server, 3)
+    task_id = await start_task(runner.session, server, "slow 60")
+    for client in (other, runner):
+        async with client.session.post(server.url + "/", headers=HEADERS, json={
+                "jsonrpc": "2.0", "id": 1, "method": "CancelTask",
+                "params": {"id": task_id}}) as resp:
+            answer = await resp.json()
+        assert answer["error"]["code"] == -32002, answer  # TaskNotCancelableError
+        assert "finishes what it started" in answer["error"]["message"], answer
+    task = await other.rpc("GetTask", {"id": task_id})
+    assert task["status"]["state"] == "TASK_STATE_WORKING", task
+    assert "ERROR" not in server.log()
+
+
 async def test_each_push_notification_goes_out_once(
         store: str, started: Any, pinned: Any) -> None:
     hook = await start_webhook()
