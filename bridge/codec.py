@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
 from typing import Any, cast
 
@@ -164,20 +165,32 @@ def _default(f: FieldDescriptor) -> Any:
     return 0
 
 
-_filled: dict[type, tuple[tuple[str, Any], ...]] = {}  # per message class: (key, default)
+Printer = Callable[[Message], dict[str, Any]]
+_printers: dict[type, Printer] = {}  # per message class (every event is printed here)
 
 
 def to_dict(msg: Message) -> dict[str, Any]:
-    out = protojson.to_dict(msg)
-    fill = _filled.get(type(msg))
-    if fill is None:
-        fill = _filled[type(msg)] = tuple(
-            (f.json_name, f) for f in _required_fields(msg.DESCRIPTOR)
-            if f.is_repeated or f.message_type is None)
-    for key, f in fill:
-        if key not in out:
-            out[key] = _default(f)
-    return out
+    """ProtoJSON of `msg`, with its REQUIRED scalar and repeated keys even when empty."""
+    print_message = _printers.get(type(msg))
+    if print_message is None:
+        print_message = _printers[type(msg)] = _printer_for(msg.DESCRIPTOR)  # type: ignore[arg-type]  # upb's or the Python one
+    return print_message(msg)
+
+
+def _printer_for(desc: Descriptor) -> Printer:
+    printed = protojson.printer(desc)
+    fill = tuple((f.json_name, f) for f in _required_fields(desc)
+                 if f.is_repeated or f.message_type is None)
+    if not fill:
+        return printed
+
+    def print_filled(msg: Message) -> dict[str, Any]:
+        out = printed(msg)
+        for key, f in fill:
+            if key not in out:
+                out[key] = _default(f)
+        return out
+    return print_filled
 
 
 class Printed:

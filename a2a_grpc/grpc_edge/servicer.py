@@ -178,30 +178,13 @@ async def _first_headers(context: Ctx, events: object, ctx: CallContext) -> None
         await context.send_initial_metadata(tuple(headers))
 
 
-class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
-    def __init__(self, service: A2AService) -> None:
-        self.service = service
-
-    async def _unary(
-        self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
-    ) -> Resp:
-        try:
-            check_parsed(request)
-            ctx = call_context(context)
-            answer = await method(request, ctx)
-            if ctx.activated:  # the extensions activated for the call, in the response's headers
-                await context.send_initial_metadata(((EXTENSIONS, named(ctx.activated)),))
-            return answer
-        except Exception as exc:
-            await abort(context, exc)
-            raise  # unreachable: abort raises
-
-    async def _stream(
-        self,
-        method: Callable[[Req, CallContext], Awaitable[AsyncIterator[pb.StreamResponse]]],
-        request: Req,
-        context: Ctx,
-    ) -> AsyncIterator[Sent]:
+def _streaming(
+    method: Callable[[Req, CallContext], Awaitable[AsyncIterator[pb.StreamResponse]]],
+) -> Callable[[Req, Ctx], AsyncIterator[Sent]]:
+    """A streaming RPC's handler: grpc.aio tells one by `async def` + `yield`,
+    and this function is the handler itself, not a method wrapping it (a
+    generator layer less on every event)."""
+    async def handle(request: Req, context: Ctx) -> AsyncIterator[Sent]:
         try:
             check_parsed(request)
             ctx = call_context(context)
@@ -224,17 +207,34 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
         except Exception as exc:
             await abort(context, exc)
 
-    # grpc.aio tells streaming handlers by `async def` + `yield`, hence the loops.
+    return handle
+
+
+class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyped
+    def __init__(self, service: A2AService) -> None:
+        self.service = service
+        self.SendStreamingMessage = _streaming(service.send_streaming_message)
+        self.SubscribeToTask = _streaming(service.subscribe_to_task)
+
+    async def _unary(
+        self, method: Callable[[Req, CallContext], Awaitable[Resp]], request: Req, context: Ctx
+    ) -> Resp:
+        try:
+            check_parsed(request)
+            ctx = call_context(context)
+            answer = await method(request, ctx)
+            if ctx.activated:  # the extensions activated for the call, in the response's headers
+                await context.send_initial_metadata(((EXTENSIONS, named(ctx.activated)),))
+            return answer
+        except Exception as exc:
+            await abort(context, exc)
+            raise  # unreachable: abort raises
+
+    # The streaming RPCs are set in __init__ (`_streaming`).
     async def SendMessage(
         self, request: pb.SendMessageRequest, context: Ctx
     ) -> pb.SendMessageResponse:
         return await self._unary(self.service.send_message, request, context)
-
-    async def SendStreamingMessage(
-        self, request: pb.SendMessageRequest, context: Ctx
-    ) -> AsyncIterator[Sent]:
-        async for event in self._stream(self.service.send_streaming_message, request, context):
-            yield event
 
     async def GetTask(self, request: pb.GetTaskRequest, context: Ctx) -> pb.Task:
         return await self._unary(self.service.get_task, request, context)
@@ -244,12 +244,6 @@ class A2AServicer(A2AServiceServicer):  # type: ignore[misc]  # generated, untyp
 
     async def CancelTask(self, request: pb.CancelTaskRequest, context: Ctx) -> pb.Task:
         return await self._unary(self.service.cancel_task, request, context)
-
-    async def SubscribeToTask(
-        self, request: pb.SubscribeToTaskRequest, context: Ctx
-    ) -> AsyncIterator[Sent]:
-        async for event in self._stream(self.service.subscribe_to_task, request, context):
-            yield event
 
     async def CreateTaskPushNotificationConfig(
         self, request: pb.TaskPushNotificationConfig, context: Ctx
