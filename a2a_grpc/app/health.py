@@ -53,6 +53,8 @@ class Readiness:
         found = {"store": await _answers(self.store.ping)}
         if self.bus is not None:
             found["bus"] = await _answers(self.bus.ping)
+        if self.draining:  # began while the store and bus were asked: the answer
+            return {"draining": "this server is shutting down"}  # closes its connection
         ready = all(v == "ok" for v in found.values())
         if ready != self.ready:
             log.log(logging.INFO if ready else logging.WARNING, "%s: %s",
