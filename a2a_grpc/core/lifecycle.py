@@ -79,13 +79,7 @@ def apply(task: Task | None, event: StreamResponse, *, counted: bool = False) ->
     kind = event.WhichOneof("payload")
     if task is None:
         return Step(_first(event, kind, counted), _nothing)
-    return Step(task, _update(task, event, kind))
-
-
-def update(task: Task, event: StreamResponse) -> Undo:
-    """`apply` to a task that exists: just the undo (what the runtime calls on
-    every event of a live task; the Step tuple is left out there)."""
-    return _update(task, event, event.WhichOneof("payload"))
+    return Step(task, update(task, event, kind))
 
 
 def _first(event: StreamResponse, kind: str | None, counted: bool) -> Task | None:
@@ -111,7 +105,10 @@ def _first(event: StreamResponse, kind: str | None, counted: bool) -> Task | Non
     return new
 
 
-def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
+def update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
+    """`apply` to a task that exists: just the undo (what the runtime calls on
+    every event of a live task, the Step tuple left out). `kind`: the event's
+    payload, `WhichOneof("payload")`, which the caller has read."""
     if kind == "message":
         raise InvalidAgentResponseError(
             "a direct Message reply must be the only answer to a new message; "
@@ -155,7 +152,10 @@ def _update(task: Task, event: StreamResponse, kind: str | None) -> Undo:
         if state in states.TERMINAL:
             raise IllegalTransitionError(
                 f"task {task.id} is {states.name(state)}; a final task takes no more artifacts")
-        return _counted(task, art, _merge_artifact(task, art))
+        undo = _merge_artifact(task, art)
+        if task.generation or art.generation:  # (read here: a call less a chunk)
+            return _counted(task, art, undo)
+        return undo
     raise InvalidAgentResponseError(
         f"task {task.id}: a {kind or 'empty'} event cannot update a task"
     )

@@ -130,7 +130,7 @@ class TaskActor:
                     assert created is not None  # only a Message makes none, handled above
                     await self._commit(created, None, run=run)
                 else:
-                    undo = lifecycle.update(task, event)
+                    undo = lifecycle.update(task, event, kind)
                     waited = await self._commit(task, event, undo=undo, run=run,
                                                 wait=run is None or settles) or waited
             if run is not None:
@@ -244,7 +244,7 @@ class TaskActor:
             event = StreamResponse()
             event.task.CopyFrom(task)
         burst = self._burst
-        if burst.must_write(message):
+        if message is not None and burst.must_write(message):  # (an event records none)
             burst.write(self, run)
         if burst.take(Entry(seq, event, message.message_id if message else None,
                             undo is not None, undo, None if undo else self.task, run, message)):
