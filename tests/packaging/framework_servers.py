@@ -1,16 +1,22 @@
-"""A framework's own server for the same agent ours serves: its script run
-as `PYTHON SCRIPT PORT` in the framework's virtualenv, until the block ends."""
+"""A framework's own server for the same agent ours serves (its script run
+as `PYTHON SCRIPT PORT` in the framework's virtualenv, until the block ends),
+and the card ours serves as the SDK's clients of both generations read it."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
 
+from tests.packaging.installed import ROOT
 from tests.processes import unused_port
+
+PEERS = ROOT / "tests" / "interop" / "peers"
 
 
 @asynccontextmanager
@@ -41,3 +47,19 @@ async def their_server(python: Path, script: str, cwd: Path) -> AsyncIterator[st
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
+
+
+async def cards_read(base: str, cwd: Path, *pythons: Path) -> list[dict[str, object]]:
+    """The card at `base` as the SDK client of each virtualenv reads it
+    (tests/interop/peers/read_card.py): one of a2a-sdk 0.3 and one of 1.x
+    read what every client of theirs would."""
+    shutil.copy(PEERS / "read_card.py", cwd / "read_card.py")
+    seen = []
+    for python in pythons:
+        proc = await asyncio.create_subprocess_exec(
+            str(python), "read_card.py", base, cwd=cwd,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, f"{python}: the card was refused:\n{err.decode()[-3000:]}"
+        seen.append(json.loads(out))
+    return seen

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.packaging.conftest import venv_of
-from tests.packaging.framework_servers import their_server
+from tests.packaging.framework_servers import cards_read, their_server
 from tests.packaging.installed import ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
@@ -36,8 +36,8 @@ async def _client_sees(python: Path, cwd: Path, base: str) -> dict[str, object]:
     return seen
 
 
-async def test_beeai_server_is_served_as_beeai_serves_it(with_beeai: Path,
-                                                         tmp_path: Path) -> None:
+async def test_beeai_server_is_served_as_beeai_serves_it(
+        with_beeai: Path, with_sdk: Path, tmp_path: Path) -> None:
     for name in ("beeai_agent.py", "beeai_client.py"):
         shutil.copy(PEERS / name, tmp_path / name)
     async with their_server(with_beeai, "beeai_agent.py", tmp_path) as base:
@@ -45,6 +45,9 @@ async def test_beeai_server_is_served_as_beeai_serves_it(with_beeai: Path,
     async with serving(with_beeai, tmp_path, "--agent", "beeai_agent:server",
                        "--store", f"sqlite:///{tmp_path / 'tasks.db'}") as (_, port):
         ours = await _client_sees(with_beeai, tmp_path, f"http://127.0.0.1:{port}")
+        # (the SDK's 0.3 client read it above; its 1.x client reads it too)
+        [newer] = await cards_read(f"http://127.0.0.1:{port}", tmp_path, with_sdk)
+    assert newer == {"name": "Scripted", "skills": ["Scripted"]}
     # BeeAI's executor answers with a direct message, and keeps the conversation
     # per context (the user's two messages and its own first answer).
     assert theirs["second"] == [{"kind": "message", "role": "agent", "task_id": True,

@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 
 from tests.packaging.conftest import venv_of
-from tests.packaging.framework_servers import their_server
+from tests.packaging.framework_servers import cards_read, their_server
 from tests.packaging.installed import HEADERS, ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
@@ -66,7 +66,7 @@ async def rest_send(http: aiohttp.ClientSession, base: str, text: str,
 
 
 async def test_the_frameworks_executor_is_served_unchanged(
-        framework: tuple[str, Path], tmp_path: Path) -> None:
+        framework: tuple[str, Path], with_sdk03: Path, with_sdk: Path, tmp_path: Path) -> None:
     name, python = framework
     _, script, line, says = CASES[name]
     shutil.copy(PEERS / script, tmp_path / script)
@@ -76,6 +76,9 @@ async def test_the_frameworks_executor_is_served_unchanged(
     async with serving(python, tmp_path, "--agent", spec,
                        "--store", f"sqlite:///{tmp_path / 'tasks.db'}") as (_, port):
         base = f"http://127.0.0.1:{port}"
+        # No card file: the SDK's clients of both generations read the card served.
+        read = await cards_read(base, tmp_path, with_sdk03, with_sdk)
+        assert read[0] == read[1] and read[0]["skills"], read
         async with aiohttp.ClientSession(headers=HEADERS) as http:
             for send in (jsonrpc_send, rest_send):
                 context = str(uuid.uuid4())
@@ -163,7 +166,8 @@ async def _answers(base: str) -> dict[str, Any]:
             "stream": kinds, "streamed": streamed}
 
 
-async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, tmp_path: Path) -> None:
+async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, with_sdk03: Path,
+                                                     with_sdk: Path, tmp_path: Path) -> None:
     """`--agent ag2_agent:server` naming AG2's own `A2AServer(agent)`: what
     the same agent answers on AG2's JSON-RPC app (build_jsonrpc under uvicorn),
     it answers on ours, card included."""
@@ -173,6 +177,8 @@ async def test_ag2_server_is_served_as_ag2_serves_it(with_ag2: Path, tmp_path: P
     async with serving(with_ag2, tmp_path, "--agent", "ag2_agent:server",
                        "--store", "memory") as (_, ours_port):
         ours = await _answers(f"http://127.0.0.1:{ours_port}")
+        read = await cards_read(f"http://127.0.0.1:{ours_port}", tmp_path, with_sdk03, with_sdk)
+    assert read == [{"name": ours["name"], "skills": read[0]["skills"]}] * 2 and read[0]["skills"]
     assert theirs["text"] == "ag2 heard hello" and theirs["state"] == "TASK_STATE_COMPLETED"
     assert ours == theirs, (ours, theirs)
     assert "No broken requirements" in run(with_ag2, "-m", "pip", "check", cwd=tmp_path)
@@ -185,7 +191,7 @@ def with_maf(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFact
 
 
 async def test_agent_framework_executor_is_served_as_the_sdk_serves_it(
-        with_maf: Path, tmp_path: Path) -> None:
+        with_maf: Path, with_sdk03: Path, with_sdk: Path, tmp_path: Path) -> None:
     """Microsoft Agent Framework's A2AExecutor (the Task, then submit(), then
     the work): what the SDK's own server answers with it, ours answers, the
     `submitted` status after the Task included."""
@@ -199,6 +205,8 @@ async def test_agent_framework_executor_is_served_as_the_sdk_serves_it(
     async with serving(with_maf, tmp_path, "--agent", "maf_executor:executor",
                        "--store", "memory") as (_, ours_port):
         ours = await _answers(f"http://127.0.0.1:{ours_port}")
+        read = await cards_read(f"http://127.0.0.1:{ours_port}", tmp_path, with_sdk03, with_sdk)
+    assert read[0] == read[1] == {"name": ours["name"], "skills": read[0]["skills"]}, read
     assert theirs["text"] == "maf heard hello" and theirs["state"] == "TASK_STATE_COMPLETED"
     assert theirs["stream"][:3] == ["task", "TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
     for key in ("state", "text", "stream", "streamed"):  # the cards are each server's own
