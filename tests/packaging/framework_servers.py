@@ -63,3 +63,16 @@ async def cards_read(base: str, cwd: Path, *pythons: Path) -> list[dict[str, obj
         assert proc.returncode == 0, f"{python}: the card was refused:\n{err.decode()[-3000:]}"
         seen.append(json.loads(out))
     return seen
+
+
+async def sdk03_sees(python: Path, cwd: Path, base: str) -> dict[str, object]:
+    """What the SDK's 0.3 client in `python`'s virtualenv sees of the agent at
+    `base` (tests/interop/peers/sdk03_sees.py)."""
+    shutil.copy(PEERS / "sdk03_sees.py", cwd / "sdk03_sees.py")
+    proc = await asyncio.create_subprocess_exec(
+        str(python), "sdk03_sees.py", base, cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen: dict[str, object] = json.loads(out)
+    return seen

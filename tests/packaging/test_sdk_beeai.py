@@ -2,19 +2,18 @@
 wheel, in a virtualenv of its own with `beeai-framework[a2a]` from PyPI (and
 the a2a-sdk 0.3 it brings), around a scripted runnable (no model): the SDK's
 0.3 client, given no card file on either side, sees on ours what it sees on
-BeeAI's own server (tests/interop/peers/beeai_agent.py, beeai_client.py)."""
+BeeAI's own server (tests/interop/peers/beeai_agent.py, sdk03_sees.py)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.packaging.conftest import venv_of
-from tests.packaging.framework_servers import cards_read, their_server
+from tests.packaging.framework_servers import cards_read, sdk03_sees, their_server
 from tests.packaging.installed import ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
@@ -26,25 +25,14 @@ def with_beeai(installed: tuple[Path, Path], tmp_path_factory: pytest.TempPathFa
                    "beeai-framework[a2a]>=0.1.80")
 
 
-async def _client_sees(python: Path, cwd: Path, base: str) -> dict[str, object]:
-    proc = await asyncio.create_subprocess_exec(
-        str(python), "beeai_client.py", base, cwd=cwd,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    assert proc.returncode == 0, err.decode()[-3000:]
-    seen: dict[str, object] = json.loads(out)
-    return seen
-
-
 async def test_beeai_server_is_served_as_beeai_serves_it(
         with_beeai: Path, with_sdk: Path, tmp_path: Path) -> None:
-    for name in ("beeai_agent.py", "beeai_client.py"):
-        shutil.copy(PEERS / name, tmp_path / name)
+    shutil.copy(PEERS / "beeai_agent.py", tmp_path / "beeai_agent.py")
     async with their_server(with_beeai, "beeai_agent.py", tmp_path) as base:
-        theirs = await _client_sees(with_beeai, tmp_path, base)
+        theirs = await sdk03_sees(with_beeai, tmp_path, base)
     async with serving(with_beeai, tmp_path, "--agent", "beeai_agent:server",
                        "--store", f"sqlite:///{tmp_path / 'tasks.db'}") as (_, port):
-        ours = await _client_sees(with_beeai, tmp_path, f"http://127.0.0.1:{port}")
+        ours = await sdk03_sees(with_beeai, tmp_path, f"http://127.0.0.1:{port}")
         # (the SDK's 0.3 client read it above; its 1.x client reads it too)
         [newer] = await cards_read(f"http://127.0.0.1:{port}", tmp_path, with_sdk)
     assert newer == {"name": "Scripted", "skills": ["Scripted"]}

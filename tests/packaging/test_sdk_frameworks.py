@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 
 from tests.packaging.conftest import venv_of
-from tests.packaging.framework_servers import cards_read, their_server
+from tests.packaging.framework_servers import cards_read, sdk03_sees, their_server
 from tests.packaging.installed import HEADERS, ROOT, run, serving
 
 PEERS = ROOT / "tests" / "interop" / "peers"
@@ -119,6 +119,34 @@ async def test_strands_server_as_its_docs_write_it(framework: tuple[str, Path],
             task = await rest_send(http, base, "hi", str(uuid.uuid4()))
     assert (card["name"], card["description"]) == ("scripted", "Echoes, scripted")
     assert text_of(task).strip() == "strands heard hi (1 turns)"
+
+
+async def test_the_frameworks_own_server_answers_as_ours(framework: tuple[str, Path],
+                                                        tmp_path: Path) -> None:
+    """The same agent on the framework's own server (ADK's `to_a2a` under
+    uvicorn; Strands' `A2AServer.serve()`) and on ours, each asked by a client
+    of the SDK generation the framework brings: the same answers."""
+    name, python = framework
+    _, script, _, says = CASES[name]
+    shutil.copy(PEERS / script, tmp_path / script)
+    module = script.removesuffix(".py")
+    agent = f"{module}:executor" if name == "adk" else f"{module}:a2a_server"
+    async with their_server(python, script, tmp_path) as base:
+        theirs = await (_answers(base) if name == "adk" else sdk03_sees(python, tmp_path, base))
+    async with serving(python, tmp_path, "--agent", agent, "--store", "memory") as (_, port):
+        base = f"http://127.0.0.1:{port}"
+        ours = await (_answers(base) if name == "adk" else sdk03_sees(python, tmp_path, base))
+    if name == "adk":
+        assert theirs["text"].strip() == f"{says} hello (1 turns)", theirs
+        for key in ("state", "text", "stream", "streamed"):  # the cards are each server's own
+            assert ours[key] == theirs[key], (key, ours, theirs)
+        return
+    assert theirs["second"][-1]["text"].strip() == f"{says} again (2 turns)", theirs
+    assert (ours["card"], ours["first"], ours["second"]) == (
+        theirs["card"], theirs["first"], theirs["second"])
+    # A 0.3 stream starts with the Task on ours (docs/official-sdk-agents.md): the
+    # streams agree from their second event on, and end alike.
+    assert ours["stream"][1:] == theirs["stream"][-len(ours["stream"]) + 1:], (ours, theirs)
 
 
 async def _sdk_version(python: Path) -> str:

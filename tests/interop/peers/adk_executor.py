@@ -1,5 +1,6 @@
 """Google ADK's own A2A executor (what `to_a2a` serves), on a scripted model:
-no model is called. `a2a-grpc serve --agent adk_executor:executor`."""
+no model is called. `a2a-grpc serve --agent adk_executor:executor`;
+`python adk_executor.py PORT`: the same agent on ADK's own server."""
 
 from collections.abc import AsyncGenerator
 from typing import Any
@@ -30,3 +31,13 @@ root_agent = LlmAgent(name="scripted_agent", model=Scripted(), description="Echo
 
 def executor():
     return A2aAgentExecutor(runner=InMemoryRunner(agent=root_agent, app_name="scripted"))
+
+
+if __name__ == "__main__":  # ADK's own server for the same agent: `to_a2a` under uvicorn
+    import sys
+
+    import uvicorn
+    from google.adk.a2a.utils.agent_to_a2a import to_a2a
+
+    port = int(sys.argv[1])
+    uvicorn.run(to_a2a(root_agent, host="127.0.0.1", port=port), host="127.0.0.1", port=port)

@@ -1,5 +1,6 @@
 """Strands' own A2A executor (StrandsA2AExecutor, a2a-sdk 0.3), on a scripted
-model: no model is called. `a2a-grpc serve --agent strands_executor:executor`."""
+model: no model is called. `a2a-grpc serve --agent strands_executor:executor`;
+`python strands_executor.py PORT`: the same agent on Strands' own server."""
 
 from typing import Any
 
@@ -49,3 +50,9 @@ def a2a_server() -> Any:
     return A2AServer(agent=Agent(model=Scripted(), callback_handler=None, name="scripted",
                                  description="Echoes, scripted"),
                      enable_a2a_compliant_streaming=True)
+
+
+if __name__ == "__main__":  # Strands' own server for the same agent, as its docs serve it
+    import sys
+
+    a2a_server().serve(host="127.0.0.1", port=int(sys.argv[1]))

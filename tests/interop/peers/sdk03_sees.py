@@ -1,11 +1,12 @@
-"""Run by a virtualenv holding BeeAI and the a2a-sdk 0.3 it brings (never
-imported by our tests).
+"""Run by a virtualenv holding a framework and the a2a-sdk 0.3 it brings
+(never imported by our tests).
 
-Usage: python beeai_client.py BASE_URL
-What the SDK's 0.3 client sees of beeai_agent.py's agent wherever it is
-served (BeeAI's own server or ours): the card it resolves (no card file is
-given to either), two sends on one conversation and a stream, as one JSON
-object without ids: the test compares the two servers' objects.
+Usage: python sdk03_sees.py BASE_URL
+What the SDK's 0.3 client sees of an agent wherever it is served (the
+framework's own server or ours): the card it resolves (no card file is
+given to either), two sends on one conversation and a stream (each event's
+kind and, at its end, the state and text), as one JSON object without ids:
+the test compares the two servers' objects.
 """
 
 import asyncio
@@ -23,12 +24,19 @@ def message(text, context_id=None):
                    parts=[Part(root=TextPart(text=text))])
 
 
+def text_of(parts):
+    return "".join(p.root.text for p in parts if hasattr(p.root, "text"))
+
+
 def seen(event):
     if isinstance(event, Message):
         return {"kind": "message", "role": event.role.value, "task_id": bool(event.task_id),
-                "text": "".join(p.root.text for p in event.parts)}
-    task = event[0]
-    return {"kind": "task", "state": task.status.state.value}
+                "text": text_of(event.parts)}
+    task, update = event
+    said = task.status.message.parts if task.status.message else []
+    return {"kind": type(update).__name__ if update is not None else "task",
+            "state": task.status.state.value,
+            "text": "".join(text_of(a.parts) for a in task.artifacts or []) or text_of(said)}
 
 
 async def main(base):
