@@ -10,6 +10,7 @@ import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -65,7 +66,7 @@ async def cards_read(base: str, cwd: Path, *pythons: Path) -> list[dict[str, obj
     return seen
 
 
-async def sdk03_sees(python: Path, cwd: Path, base: str) -> dict[str, object]:
+async def sdk03_sees(python: Path, cwd: Path, base: str) -> dict[str, Any]:
     """What the SDK's 0.3 client in `python`'s virtualenv sees of the agent at
     `base` (tests/interop/peers/sdk03_sees.py)."""
     shutil.copy(PEERS / "sdk03_sees.py", cwd / "sdk03_sees.py")
@@ -74,5 +75,5 @@ async def sdk03_sees(python: Path, cwd: Path, base: str) -> dict[str, object]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()[-3000:]
-    seen: dict[str, object] = json.loads(out)
+    seen: dict[str, Any] = json.loads(out)
     return seen

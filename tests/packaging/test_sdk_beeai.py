@@ -45,7 +45,7 @@ async def test_beeai_server_is_served_as_beeai_serves_it(
     # The one difference (docs/official-sdk-agents.md): a direct reply names no
     # task on ours, where the SDK's server names one that never exists.
     for key in ("first", "second", "stream"):
-        for event in theirs[key]:  # type: ignore[attr-defined]
+        for event in theirs[key]:
             event["task_id"] = False
     assert ours == theirs
     assert "No broken requirements" in run(with_beeai, "-m", "pip", "check", cwd=tmp_path)
