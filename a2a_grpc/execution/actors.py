@@ -20,7 +20,6 @@ from a2a_grpc.agent import AgentExecutor, RequestContext, TaskEvents
 from a2a_grpc.bus import EventBus
 from a2a_grpc.core import states
 from a2a_grpc.core.errors import TaskNotFoundError
-from a2a_grpc.execution import eager
 from a2a_grpc.execution import run as runs
 from a2a_grpc.execution.actor import TaskActor
 from a2a_grpc.execution.run import Run
@@ -125,16 +124,8 @@ class ActorRegistry:
         actor.users += 1
         owner = actor.scope.owner
         self._running[owner] = self._running.get(owner, 0) + 1
-        # Started at once: a run that ends before it waits needs no Task (eager.py).
-        try:
-            run.aio_task = eager.start(run.main(), f"a2a-run-{actor.task_id}")
-        except BaseException:  # a run lets nothing out but a shutdown's cancellation
-            self._ended(actor)
-            raise
-        if run.aio_task is None:
-            self._ended(actor)
-        else:
-            run.aio_task.add_done_callback(lambda _: self._ended(actor))
+        run.aio_task = asyncio.create_task(run.main(), name=f"a2a-run-{actor.task_id}")
+        run.aio_task.add_done_callback(lambda _: self._ended(actor))
 
     def _ended(self, actor: TaskActor) -> None:
         owner = actor.scope.owner
