@@ -388,10 +388,9 @@ async def test_ctrl_c_at_any_moment_of_a_client_command(after: float) -> None:
                 await proc.wait()
     # Before Python has set its handler (the first milliseconds), SIGINT ends it
     # as it ends any program: a shell says 130 for both. While Python itself
-    # starts (site, runpy), before any line of ours runs, its own traceback is
-    # Python's; from the package's first line on, none.
+    # starts (site, runpy finding the package), before any line of ours runs,
+    # the traceback is Python's own, and Python then ends by the signal too
+    # (-SIGINT; 1 on an older Python); from the package's first line on, none.
     assert proc.returncode in (130, -signal.SIGINT, 1), err.decode()
-    if proc.returncode == 1:
+    if b"Traceback" in err or proc.returncode == 1:
         assert b"KeyboardInterrupt" in err and b"/a2a_grpc/" not in err, err.decode()
-    else:
-        assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()
