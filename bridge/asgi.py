@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -24,6 +25,8 @@ from a2a_grpc.bridge.face import Answer, BodyTooLarge, Incoming, Response
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.core.call import Identity, common_name
 from a2a_grpc.core.hangup import hung_up
+
+log = logging.getLogger("a2a_grpc")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -149,3 +152,27 @@ class _Sink:
 
     def close_after(self) -> None:
         """ASGI has no word for it: the connection is the server's to keep."""
+
+
+async def lifespan(receive: Receive, send: Send,
+                   start: Callable[[], Awaitable[None]],
+                   stop: Callable[[], Awaitable[None]],
+                   said: Callable[[Exception], bool] = lambda exc: False) -> None:
+    """An ASGI lifespan scope: `start` at its start (a failure said to the
+    server, which then does not serve; logged, unless `said(exc)` has told
+    it already), `stop` at its end."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await start()
+            except Exception as exc:
+                if not said(exc):
+                    log.exception("the A2A app could not start")
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await stop()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

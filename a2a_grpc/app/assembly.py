@@ -40,7 +40,6 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.auth import Gate
 from a2a_grpc.auth.config import configure, reloader
-from a2a_grpc.auth.host import HostIdentified, HostIdentify
 from a2a_grpc.bridge.endpoints import JWKS_PATH
 from a2a_grpc.bus import Backlog, EventBus, open_bus
 from a2a_grpc.bus.hub_client import HubEventBus
@@ -54,6 +53,7 @@ from a2a_grpc.cards.card import (
 )
 from a2a_grpc.cards.serving import ServedCard
 from a2a_grpc.core import media
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.asgi import CarriedGrpc, carried_grpc
@@ -153,13 +153,13 @@ async def _retention(handler: RequestHandler, max_age_s: float) -> None:
 async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: AsyncExitStack,
                    tls: TlsFiles | None, *, grpc: bool | str = True,
                    grpc_shared: bool | None = None,
-                   grpc_identify: HostIdentify | None = None) -> Assembly:
+                   grpc_gate: Callable[[A2AService], A2AService] | None = None) -> Assembly:
     """Open everything `agent` is served with; `cleanup` closes it. `grpc`:
     True serves it with grpc.aio on its own port, "carried" makes it an ASGI
     app for the server that carries the HTTP side (grpc_edge/asgi).
     `grpc_shared`: the gRPC port is shared with this server's other processes
-    (by default: under `serve --workers`); `grpc_identify`: who the host app
-    admits on gRPC (a mounted app's: auth/host.py)."""
+    (by default: under `serve --workers`); `grpc_gate`: what a host app puts
+    in front of every gRPC call (a mounted app's authentication: auth/host.py)."""
     net, stored = settings.network, settings.store
     push = push_options(settings.push)
     limits, observe = limit_options(settings.limits), observe_options(settings.observability)
@@ -228,14 +228,15 @@ async def assemble(agent: AgentExecutor, settings: ServeSettings, cleanup: Async
         handler.attach_sender(sender.wake)
     handler.observe(metrics)
     grpc_server: GrpcServer | CarriedGrpc | None = None
+    gated = admission if grpc_gate is None else grpc_gate(admission)
     if grpc == "carried":
-        grpc_server = await carried_grpc(handler, admission, metrics)
+        grpc_server = await carried_grpc(handler, gated, metrics)
         cleanup.push_async_callback(grpc_server.stop, net.grace)
     elif grpc:
         shared = worker is not None if grpc_shared is None else grpc_shared
         grpc_server = await start_grpc(
             handler, net.host, net.grpc_port,
-            admission if grpc_identify is None else HostIdentified(admission, grpc_identify),
+            gated,
             tls, metrics, shared=shared)
         cleanup.push_async_callback(grpc_server.stop, net.grace)
     if grpc_server is not None:

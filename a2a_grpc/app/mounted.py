@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from a2a_grpc.app.loading import NAMES_ARE, bad_name
 from a2a_grpc.app.options import drain_words, http_options
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.settings_load import load
-from a2a_grpc.auth.host import HostIdentify
+from a2a_grpc.auth.host import HostIdentified, HostIdentify, ScopeIdentified, carried_as
 from a2a_grpc.bridge import asgi
 from a2a_grpc.bridge.card import CardEndpoint
 from a2a_grpc.bridge.endpoints import BridgeConfig, a2a_routes
@@ -36,6 +37,7 @@ from a2a_grpc.bridge.face import Answer, Incoming
 from a2a_grpc.bridge.inspector.api import Inspector
 from a2a_grpc.bridge.routes import Router
 from a2a_grpc.cards.card import Interface
+from a2a_grpc.core.contract import A2AService
 from a2a_grpc.execution.hosted import Hosted
 from a2a_grpc.generated.a2a_pb2 import AgentCard
 from a2a_grpc.grpc_edge.asgi import CarriedGrpc, GrpcApp
@@ -66,8 +68,9 @@ class A2AApp:
     (`https://api.example.com/a2a`); the card names it. Without it, each card
     names the scheme, Host and mount path it was asked by.
     `identify(scope)`: who the host app's authentication admitted (an
-    Identity), or None; a call it identifies is admitted as that caller,
-    without the card's own schemes, and its tasks are that subject's.
+    Identity), or None; a call it identifies (HTTP, or gRPC carried through
+    the host) is admitted as that caller, without the card's own schemes,
+    and its tasks are that subject's.
     `grpc_identify(metadata)`: the same for gRPC calls (their metadata, keys
     lower-cased); None refuses the call as unauthenticated (auth/host.py).
     """
@@ -118,7 +121,11 @@ class A2AApp:
                 return
             carried = self._carried
             if carried is not None and _is_grpc(scope):
-                await carried(scope, receive, send)
+                if self.identify is None:
+                    await carried(scope, receive, send)
+                    return
+                with carried_as(self.identify(scope)):  # as an HTTP call through the host
+                    await carried(scope, receive, send)
                 return
             cards = self._cards
             await asgi.serve(self._router, scope, receive, send,
@@ -128,6 +135,15 @@ class A2AApp:
             await self._lifespan(receive, send)
         else:  # a WebSocket: A2A has no binding on it
             await send({"type": "websocket.close", "code": 1003})
+
+    def _grpc_gate(self) -> Callable[[A2AService], A2AService] | None:
+        """The host's authentication in front of gRPC: `grpc_identify` on every
+        gRPC call; else, for gRPC carried through the host, `identify`."""
+        if self.grpc_identify is not None:
+            return functools.partial(HostIdentified, identify=self.grpc_identify)
+        if self.grpc == "carried" and self.identify is not None:
+            return ScopeIdentified
+        return None
 
     async def _publish_first(self, request: Incoming) -> None:
         """The first request names the base URL of the cards the agents' own
@@ -154,7 +170,7 @@ class A2AApp:
             # replicas, on one bus (docs/mounting.md).
             served = await assemble(self.agent, self.settings, stack, self.http.tls,
                                     grpc=self.grpc, grpc_shared=bool(self.settings.store.bus),
-                                    grpc_identify=self.grpc_identify)
+                                    grpc_gate=self._grpc_gate())
             if isinstance(served.grpc, CarriedGrpc):
                 served.grpc.port = self.grpc_port
             v03 = self.config.card_v03_fields
@@ -207,31 +223,7 @@ class A2AApp:
         await stack.aclose()
 
     async def _lifespan(self, receive: asgi.Receive, send: asgi.Send) -> None:
-        await lifespan(receive, send, self.start, self.stop)
-
-
-async def lifespan(receive: asgi.Receive, send: asgi.Send,
-                   start: Callable[[], Awaitable[None]],
-                   stop: Callable[[], Awaitable[None]],
-                   said: Callable[[Exception], bool] = lambda exc: False) -> None:
-    """An ASGI lifespan scope: `start` at its start (a failure said to the
-    server, which then does not serve; logged, unless `said(exc)` has told
-    it already), `stop` at its end."""
-    while True:
-        message = await receive()
-        if message["type"] == "lifespan.startup":
-            try:
-                await start()
-            except Exception as exc:
-                if not said(exc):
-                    log.exception("the A2A app could not start")
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
-            await send({"type": "lifespan.startup.complete"})
-        elif message["type"] == "lifespan.shutdown":
-            await stop()
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+        await asgi.lifespan(receive, send, self.start, self.stop)
 
 
 def _is_grpc(scope: asgi.Scope) -> bool:

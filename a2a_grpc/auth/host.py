@@ -5,13 +5,20 @@ port does not. `grpc_identify(metadata)` is the host's check for those
 calls (a2a_grpc.mount.A2AApp): it returns who the call is (an Identity,
 admitted as that caller, without the card's own schemes, as the ASGI face's
 `identify` does), or None, and the call is refused as unauthenticated.
+
+gRPC carried by the host's own server (`grpc="carried"`) does pass through
+its middleware: the app's `identify(scope)` names those callers as it names
+HTTP ones (`carried_as`), and a call it does not name goes through the
+card's schemes, as an HTTP call does.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from a2a_grpc.core.call import CallContext, Identity
@@ -45,4 +52,35 @@ class HostIdentified(Layer):
 
     async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
         stream: EventStream = await self.next[rpc](req, await self._admitted(ctx))
+        return stream
+
+
+# Who the host app's `identify(scope)` named for the carried gRPC call this
+# task answers: set around the call by the mounted app, read by ScopeIdentified.
+_CARRIED: ContextVar[Identity | None] = ContextVar("a2a_grpc_carried_identity", default=None)
+
+
+@contextmanager
+def carried_as(who: Identity | None) -> Iterator[None]:
+    """The carried gRPC call answered inside this block is `who`'s."""
+    token = _CARRIED.set(who)
+    try:
+        yield
+    finally:
+        _CARRIED.reset(token)
+
+
+class ScopeIdentified(Layer):
+    """A carried gRPC call the host's `identify(scope)` named (`carried_as`)
+    is admitted as that caller; any other goes on as it came."""
+
+    def _admitted(self, ctx: CallContext) -> CallContext:
+        who = _CARRIED.get()
+        return ctx if who is None else dataclasses.replace(ctx, identity=who, user=who.subject)
+
+    async def unary(self, rpc: str, req: Any, ctx: CallContext) -> Any:
+        return await self.next[rpc](req, self._admitted(ctx))
+
+    async def stream(self, rpc: str, req: Any, ctx: CallContext) -> EventStream:
+        stream: EventStream = await self.next[rpc](req, self._admitted(ctx))
         return stream

@@ -21,7 +21,7 @@ from a2a_grpc.app import process
 from a2a_grpc.app.hangup import reload_all
 from a2a_grpc.app.http import start_operations
 from a2a_grpc.app.loading import load_agent, load_hosted, with_card
-from a2a_grpc.app.mounted import A2AApp, lifespan
+from a2a_grpc.app.mounted import A2AApp
 from a2a_grpc.app.options import drain_notice
 from a2a_grpc.app.serve import drain
 from a2a_grpc.app.settings import ServeSettings
@@ -79,7 +79,7 @@ class CarriedApp:
             if self.app is not None:
                 await self.app.stop()
 
-        await lifespan(receive, send, start, stop, told)
+        await asgi.lifespan(receive, send, start, stop, told)
 
     async def _made(self) -> A2AApp:
         name, hosted = self.settings.agent.agent, self.settings.agent.hosted
