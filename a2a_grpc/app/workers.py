@@ -44,7 +44,7 @@ from a2a_grpc.app import process
 from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.bus.hub import Hub
 from a2a_grpc.cards.card import host_port
-from a2a_grpc.core.ports import ensure_unserved, reserve
+from a2a_grpc.core.ports import claim
 from a2a_grpc.stores import open_store
 
 log = logging.getLogger("a2a_grpc.workers")
@@ -87,10 +87,8 @@ class Supervisor:
         # would be on another hub); on Redis, replicas among any others on it.
         # The ports first: one in use stops it before any store file is made.
         net = self.settings.network
-        ensure_unserved(net.host, net.http_port, net.grpc_port)  # no other server's group
-        held = [reserve(net.host, net.http_port)]
+        held = claim(net.host, net.http_port, net.grpc_port)  # no other server's group
         try:
-            held.append(reserve(net.host, net.grpc_port))
             self.ports = (held[0].getsockname()[1], held[1].getsockname()[1])
             store = await open_store(self.settings.store.url, shards=len(self.workers))
             try:

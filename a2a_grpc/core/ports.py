@@ -9,11 +9,21 @@ a bind without SO_REUSEPORT fails while any socket listens), and a server
 alone in its process group listens without SO_REUSEPORT (none can join it
 later). Only the workers of one group share their ports, which their
 supervisor holds (`reserve`) before any of them listens.
+
+A reservation (SO_REUSEPORT, not listening) fails the next check, but two
+groups starting at once could each check before either reserves: `claim`
+checks and reserves under a lock this user's servers take in turn.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 
 class PortInUseError(OSError):
@@ -70,6 +80,32 @@ def reserve(host: str, port: int) -> socket.socket:
         sock.close()
         raise PortInUseError(f"cannot listen on {_shown(host, port)} ({exc.strerror})") from exc
     return sock
+
+
+def claim(host: str, *ports: int) -> list[socket.socket]:
+    """`reserve` each of `ports` for a group of this process's making, after
+    `ensure_unserved`, with no other group's claim between the two."""
+    with claiming():
+        ensure_unserved(host, *ports)
+        held: list[socket.socket] = []
+        try:
+            for port in ports:
+                held.append(reserve(host, port))
+        except BaseException:
+            for sock in held:
+                sock.close()
+            raise
+        return held
+
+
+@contextlib.contextmanager
+def claiming() -> Iterator[None]:
+    """The lock a claim holds (per user: another user's sockets cannot join
+    this one's group anyway)."""
+    lock = Path(tempfile.gettempdir()) / f"a2a-grpc-ports-{os.getuid()}.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def _shown(host: str, port: int) -> str:

@@ -27,7 +27,7 @@ from a2a_grpc.app.settings import ServeSettings
 from a2a_grpc.app.tls import TlsFiles
 from a2a_grpc.cards.card import host_port
 from a2a_grpc.core.extras import MissingExtraError, missing
-from a2a_grpc.core.ports import PortInUseError, ensure_unserved, reserve
+from a2a_grpc.core.ports import PortInUseError, claim, reserve
 from a2a_grpc.pyvoy.drain import FOLDER, Asker
 from a2a_grpc.pyvoy.envoy import EnvoyOutput, envoy_apart
 from a2a_grpc.pyvoy.tls import EnvoyTls
@@ -112,8 +112,9 @@ async def carry(argv: Sequence[str], settings: ServeSettings) -> int:
     # told both before it starts, and its card names them. Under --workers the
     # supervisor holds them already; a server alone finds them unserved first.
     if process.worker() is None:
-        ensure_unserved(net.host, net.http_port, net.grpc_port)
-    held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
+        held = claim(net.host, net.http_port, net.grpc_port)
+    else:
+        held = [reserve(net.host, net.http_port), reserve(net.host, net.grpc_port)]
     ports = [sock.getsockname()[1] for sock in held]
     loop = "asyncio" if net.loop == "asyncio" else "uvloop"
     log.info("event loop: %s (the app's, in Envoy)", loop)
