@@ -266,9 +266,14 @@ async function listTasks() {
 
 function restartPaging() { state.pages = [""]; state.page = 0; return listTasks(); }
 
+// The detail shows the task asked for last: an answer to an earlier ask that
+// arrives after it (a slow GetTask) is dropped, not drawn over it.
+let opened = 0;
+
 async function openTask(id) {
+  const ask = ++opened;
   const task = await call("GetTask", { id });
-  if (!task) return;
+  if (!task || ask !== opened) return;
   $("detail").hidden = false;
   $("detail-id").textContent = task.id;
   const s = shortState(task.status && task.status.state);
@@ -282,6 +287,7 @@ async function openTask(id) {
     { className: m.role === "ROLE_USER" ? "user" : "agent" },
     `${m.role === "ROLE_USER" ? "user" : "agent"}: `, ...(m.parts || []).map(partNode))));
   const configs = await api("call", body("ListTaskPushNotificationConfigs", { taskId: id }));
+  if (ask !== opened) return;
   const list = configs.result ? configs.result.configs || [] : [];
   $("push-configs").replaceChildren(...(list.length ? list.map((c) =>
     el("li", { textContent: `${c.id}: ${c.url}` })) : [el("li", { textContent: "none" })]));

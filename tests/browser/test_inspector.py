@@ -3,6 +3,7 @@ download on each binding, errors, other agents (tests/browser/pages.py)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
@@ -11,7 +12,7 @@ from tests.browser.pages import open_page, require_browser, send
 from tests.processes import Server
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser
+    from playwright.async_api import Browser, Route
 
 require_browser()
 
@@ -118,4 +119,40 @@ async def test_errors_are_shown_and_other_agents_are_reached(browser: Browser,
     await page.click("#connect")
     await page.wait_for_selector("#error:has-text('cannot reach')")
     await steps.shot("unreachable")
+    assert steps.errors == []
+
+
+async def test_an_answer_that_comes_late_does_not_replace_the_task_opened_after_it(
+        browser: Browser, server: Server) -> None:
+    """Task A opened, then task B, while A's GetTask is held (a slow answer):
+    when A's answer comes, the detail still shows B (the download test above
+    once clicked a file link that such an answer had just removed)."""
+    steps = await open_page(browser, server, "late-answer")
+    page = steps.page
+    for text in ("first", "second"):
+        await send(page, text, streaming=False)
+        await page.wait_for_selector("#state[data-state=COMPLETED]")
+    await page.wait_for_function("document.querySelectorAll('#task-list tr').length === 2")
+    first, second = [await row.get_attribute("data-task-id")
+                     for row in await page.locator("#task-list tr").all()]
+    held, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(route: Route) -> None:
+        asked = route.request.post_data_json or {}
+        if asked.get("method") == "GetTask" and (asked.get("params") or {}).get("id") == first:
+            held.set()
+            await release.wait()
+        await route.continue_()
+
+    await page.route("**/api/call", hold)
+    answered = "document.querySelectorAll('#wire li.exchange[data-label=GetTask]').length"
+    before = await page.evaluate(answered)
+    await page.click(f"#task-list tr[data-task-id='{first}']")
+    await asyncio.wait_for(held.wait(), 15)
+    await page.click(f"#task-list tr[data-task-id='{second}']")
+    await page.wait_for_selector(f"#detail-id:text-is('{second}')")
+    release.set()
+    await page.wait_for_function(f"{answered} === {before} + 2")  # A's answer is in, and B's
+    assert await page.text_content("#detail-id") == second
+    await steps.shot("late-answer-dropped")
     assert steps.errors == []
