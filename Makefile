@@ -4,6 +4,9 @@ SYSTEM_PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Installs with uv's pip (a dev dependency, from PyPI): it resolves and installs in
+# seconds what pip takes minutes over; the tests' own virtualenvs use it too (tools/kits.py).
+UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
 BENCH_STAMP := $(VENV)/.bench-installed
 
 .PHONY: run test lint proto install clean bench bench-carriers bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
@@ -117,12 +120,12 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@echo "setting up $(VENV) (first run only; needs PyPI)..."
 	$(SYSTEM_PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --upgrade pip uv
+	$(UV) -e '.[dev]'
 	@touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[dev,bench]'
+	$(UV) -e '.[dev,bench]'
 	@touch $@
 
 clean:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -21,6 +22,18 @@ INTEROP = ROOT / ".interop"  # every virtualenv here, one folder each
 
 class InstallFailed(Exception):
     """pip could not install what a virtualenv should hold; the message says why."""
+
+
+def installer(python: Path) -> list[str]:
+    """The command that installs packages into `python`'s virtualenv: uv's
+    pip (the dev extra's; it resolves and installs from its cache in seconds
+    where pip takes a minute), else that virtualenv's own pip. Either takes
+    pip's arguments; neither compiles what it installs (a test imports a small
+    part of it, compiled as it is imported)."""
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if uv:
+        return [uv, "pip", "install", "--quiet", "--python", str(python)]
+    return [str(python), "-m", "pip", "install", "-q", "--no-compile"]
 
 
 def checkout(variable: str, target: str, needs: Sequence[str], clone: str) -> Path:
@@ -67,15 +80,15 @@ def venv_with(name: str, requirements: Sequence[str]) -> Path:
             # From the virtualenv's own folder: `python -m` puts the working directory
             # on the path, and the checkout's a2a_grpc.egg-info there would pass for
             # an installed a2a-grpc.
-            done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-compile",
-                                   *requirements],
+            done = subprocess.run([*installer(python), *requirements],
                                   capture_output=True, text=True, timeout=900, check=False,
                                   cwd=home)
             if done.returncode == 0:
                 stamp.write_text(wanted)
                 return python
             failed = done.stderr[-2000:]
-            print(f"pip failed in {home}; once more from scratch", file=sys.stderr, flush=True)
+            print(f"the install failed in {home}; once more from scratch", file=sys.stderr,
+                  flush=True)
     raise InstallFailed(f"{' '.join(requirements)} could not be installed: {failed}")
 
 

@@ -17,13 +17,13 @@ SDK = ("a2a-sdk[grpc,http-server]==1.3.0", "uvicorn>=0.30")
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the wheel, the Python of a fresh virtualenv it is installed in)."""
+    """(the wheel, the Python of a fresh virtualenv pip installed it in)."""
     def build(home: Path) -> str:
         source = checkout(home / "source")
         run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", home / "dist",
             source, cwd=home)
         [wheel] = (home / "dist").glob("a2a_grpc-*.whl")
-        return f"{wheel}\n{make_venv(home, str(wheel))}"
+        return f"{wheel}\n{make_venv(home, str(wheel), pip=True)}"
 
     wheel, python = once(tmp_path_factory, "wheel", build).split("\n")
     return Path(wheel), Path(python)

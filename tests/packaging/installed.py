@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.processes import LISTENING
+from tools.kits import installer
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADERS = {"A2A-Version": "1.0"}
@@ -94,14 +95,15 @@ def once(factory: Any, name: str, make: Callable[[Path], str]) -> str:
         return result
 
 
-def make_venv(home: Path, *requirements: str) -> Path:
-    """The Python of a fresh virtualenv in `home` with `requirements` installed."""
+def make_venv(home: Path, *requirements: str, pip: bool = False) -> Path:
+    """The Python of a fresh virtualenv in `home` with `requirements` installed
+    (by uv, or by the virtualenv's own pip, as most users install)."""
     venv.create(home / "venv", with_pip=True)
     python = home / "venv" / "bin" / "python"
     names = ", ".join(Path(r).name for r in requirements)
     print(f"\ninstalling {names} and their dependencies into {home / 'venv'}...",
           file=sys.stderr)
-    # --no-compile: a test imports a small part of what it installs, compiled as it is
-    # imported; compiling every module at install was a third of the install's time.
-    run(python, "-m", "pip", "install", "-q", "--no-compile", *requirements, cwd=home)
+    how: list[str | Path] = ([python, "-m", "pip", "install", "-q", "--no-compile"] if pip
+                             else [*installer(python)])
+    run(*how, *requirements, cwd=home)
     return python
