@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from tests.packaging.installed import ROOT, run, serving
+from tests.packaging.installed import ROOT, once, run, serving
+from tools.kits import one_maker
 
 EXAMPLES = ROOT / "examples" / "clients"
 GOCODE = Path("/usr/share/gocode/src")  # Debian's Go libraries (GOPATH mode, no network)
@@ -67,67 +68,95 @@ async def target(request: pytest.FixtureRequest,
         yield f"127.0.0.1:{grpc_port}"
 
 
-async def client_says(*cmd: str | Path, cwd: Path, env: dict[str, str] | None = None,
-                      build: bool = False) -> list[str]:
-    """What `cmd` printed. A build (`build`) may take minutes on a busy machine:
-    it gets the test's whole time; a client's run gets two minutes."""
+async def client_says(*cmd: str | Path, cwd: Path) -> list[str]:
+    """What `cmd` printed (a client's run: two minutes at most)."""
     done = await asyncio.to_thread(subprocess.run, [str(c) for c in cmd], cwd=cwd,
-                                   capture_output=True, text=True,
-                                   timeout=540 if build else 120, check=False,
-                                   env={**os.environ, **(env or {})})
+                                   capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"{cmd}: {done.stdout}\n{done.stderr[-3000:]}"
     return done.stdout.splitlines()
 
 
-@pytest.mark.asyncio(loop_scope="module")
-async def test_go_client(protos: Path, target: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def go_client(protos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Go client, built once a run (installed.once) for both carriers."""
     install = ("apt-get install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc "
                "golang-google-grpc-dev golang-google-protobuf-dev golang-google-genproto-dev "
                "golang-github-golang-protobuf-1-5-dev")
     need(["go", "protoc", "protoc-gen-go", "protoc-gen-go-grpc"],
          [GOCODE / "google.golang.org" / "grpc", GOCODE / "google.golang.org" / "genproto"],
          install)
-    gopath = tmp_path / "gopath"
-    app = gopath / "src" / "a2aclient"
-    app.mkdir(parents=True)
-    shutil.copy(EXAMPLES / "go" / "main.go", app)
-    # go_package in a2a.proto is google.golang.org/lf/a2a/v1: the stubs go there.
-    run("protoc", f"-I{protos}", f"--go_out={gopath / 'src'}", f"--go-grpc_out={gopath / 'src'}",
-        protos / "a2a.proto", cwd=tmp_path)
-    env = {"GO111MODULE": "off", "GOPATH": f"{gopath}:{GOCODE.parent}",
-           "GOCACHE": str(tmp_path / "gocache"), "GOFLAGS": ""}
-    await client_says("go", "build", "-o", tmp_path / "client", ".", cwd=app, env=env,
-                      build=True)
-    assert await client_says(tmp_path / "client", target, cwd=tmp_path) == expected("go")
+
+    def build(home: Path) -> str:
+        gopath = home / "gopath"
+        app = gopath / "src" / "a2aclient"
+        app.mkdir(parents=True)
+        shutil.copy(EXAMPLES / "go" / "main.go", app)
+        # go_package in a2a.proto is google.golang.org/lf/a2a/v1: the stubs go there.
+        run("protoc", f"-I{protos}", f"--go_out={gopath / 'src'}",
+            f"--go-grpc_out={gopath / 'src'}", protos / "a2a.proto", cwd=home)
+        env = {**os.environ, "GO111MODULE": "off", "GOPATH": f"{gopath}:{GOCODE.parent}",
+               "GOCACHE": str(home / "gocache"), "GOFLAGS": ""}
+        built(["go", "build", "-o", str(home / "client"), "."], app, env)
+        return str(home / "client")
+
+    return Path(once(tmp_path_factory, "go-client", build))
 
 
-@pytest.mark.asyncio(loop_scope="module")
-async def test_cpp_client(protos: Path, target: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def cpp_client(protos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ client, built once a run (installed.once) for both carriers."""
     need(["protoc", "grpc_cpp_plugin", "pkg-config", "g++", "make"],
          [Path("/usr/include/grpcpp/grpcpp.h")],
          "apt-get install protobuf-compiler-grpc libgrpc++-dev libprotobuf-dev pkg-config")
-    build = tmp_path / "cpp"
-    shutil.copytree(EXAMPLES / "cpp", build)
-    await client_says("make", "-s", f"PROTOS={protos}", cwd=build, build=True)
-    assert await client_says(build / "client", target, cwd=build) == expected("c++")
+
+    def build(home: Path) -> str:
+        shutil.copytree(EXAMPLES / "cpp", home / "cpp")
+        built(["make", "-s", f"PROTOS={protos}"], home / "cpp", dict(os.environ))
+        return str(home / "cpp" / "client")
+
+    return Path(once(tmp_path_factory, "cpp-client", build))
+
+
+def built(cmd: list[str], cwd: Path, env: dict[str, str]) -> None:
+    """A build, which may take minutes on a busy machine."""
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=540,
+                          check=False, env=env)
+    assert done.returncode == 0, f"{cmd}: {done.stdout}\n{done.stderr[-3000:]}"
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_node_client(protos: Path, target: str, tmp_path: Path) -> None:
+async def test_go_client(go_client: Path, target: str, tmp_path: Path) -> None:
+    assert await client_says(go_client, target, cwd=tmp_path) == expected("go")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_cpp_client(cpp_client: Path, target: str, tmp_path: Path) -> None:
+    assert await client_says(cpp_client, target, cwd=tmp_path) == expected("c++")
+
+
+@pytest.fixture(scope="module")
+def node_client_modules() -> Path:
+    """The Node client's node_modules (.interop/examples-node, npm install on
+    first use; one process at a time: tools/kits.py `one_maker`)."""
     need(["node", "npm"], [], "apt-get install nodejs npm")
     package = (EXAMPLES / "node" / "package.json").read_text()
-    stamp = NODE_CACHE / "package.json"
     done = NODE_CACHE / "installed"  # written once npm install has succeeded
-    if not done.exists() or done.read_text() != package:  # npm install, first run only
-        NODE_CACHE.mkdir(parents=True, exist_ok=True)
-        shutil.copy(EXAMPLES / "node" / "package.json", NODE_CACHE / "package.json.new")
-        (NODE_CACHE / "package.json.new").replace(stamp)
-        await client_says("npm", "install", "--no-audit", "--no-fund", "--silent",
-                          cwd=NODE_CACHE, build=True)
-        (NODE_CACHE / "installed").write_text(package)
+    with one_maker("examples-node"):
+        if not done.exists() or done.read_text() != package:
+            NODE_CACHE.mkdir(parents=True, exist_ok=True)
+            shutil.copy(EXAMPLES / "node" / "package.json", NODE_CACHE / "package.json")
+            built(["npm", "install", "--no-audit", "--no-fund", "--silent"], NODE_CACHE,
+                  dict(os.environ))
+            done.write_text(package)
+    return NODE_CACHE / "node_modules"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_node_client(node_client_modules: Path, protos: Path, target: str,
+                           tmp_path: Path) -> None:
     app = tmp_path / "node"
     app.mkdir()
     shutil.copy(EXAMPLES / "node" / "client.js", app)
-    (app / "node_modules").symlink_to(NODE_CACHE / "node_modules")
+    (app / "node_modules").symlink_to(node_client_modules)
     lines = await client_says("node", "client.js", target, protos, cwd=app)
     assert lines == expected("node")
