@@ -14,10 +14,12 @@ BENCH_STAMP := $(VENV)/.bench-installed
 run: $(STAMP)
 	$(PY) -m a2a_grpc serve $(ARGS)
 
-# In parallel, a worker a core (at most 4), an idle worker taking tests queued for a busy one
-# (worksteal): ARGS="-n 0 tests/unit" runs a part in one process.
+# In parallel, two workers a core (at most 4: a third of a run's time is spent waiting on
+# servers and clients in other processes), an idle worker taking tests queued for a busy
+# one (worksteal): ARGS="-n 0 tests/unit" runs a part in one process.
+WORKERS ?= $(shell $(SYSTEM_PYTHON) -c 'import os; print(min(4, 2 * (os.cpu_count() or 1)))')
 test: $(STAMP)
-	$(PY) -m pytest -n auto --maxprocesses 4 --dist worksteal --durations=15 $(ARGS)
+	$(PY) -m pytest -n $(WORKERS) --dist worksteal --durations=15 $(ARGS)
 
 # The documentation site (mkdocs.yml) into site/; a warning is an error.
 docs: $(STAMP)
