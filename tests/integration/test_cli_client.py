@@ -374,10 +374,18 @@ async def test_ctrl_c_at_any_moment_of_a_client_command(after: float) -> None:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
         port = silent.getsockname()[1]
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "a2a_grpc", "send", f"http://127.0.0.1:{port}", "hi",
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        # The client as a terminal starts it, whatever started this test: a
+        # program run in the background of a script (`make test &`) inherits
+        # SIGINT ignored, and so would the client, which Ctrl-C then cannot
+        # stop. A handler here, not SIG_IGN, leaves the client SIGINT's default.
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "a2a_grpc", "send", f"http://127.0.0.1:{port}", "hi",
+                cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         try:
             await asyncio.sleep(after)  # the moment is the test's input, not a wait for it
             proc.send_signal(signal.SIGINT)
