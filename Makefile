@@ -8,6 +8,11 @@ STAMP := $(VENV)/.installed
 # seconds what pip takes minutes over; the tests' own virtualenvs use it too (tools/kits.py).
 UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
 BENCH_STAMP := $(VENV)/.bench-installed
+# Python caches each module it compiles (__pycache__/, ignored by git) unless
+# PYTHONDONTWRITEBYTECODE is set, as some container images do: then every process
+# compiles its modules from source again. A server started so spends 0.4 s of its
+# 1.0 s start compiling, and the suite starts hundreds of them.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint proto install clean bench bench-carriers bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
 
