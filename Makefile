@@ -10,8 +10,8 @@ UV := $(VENV)/bin/uv pip install --quiet --python $(PY)
 BENCH_STAMP := $(VENV)/.bench-installed
 # Python caches each module it compiles (__pycache__/, ignored by git) unless
 # PYTHONDONTWRITEBYTECODE is set, as some container images do: then every process
-# compiles its modules from source again. A server started so spends 0.4 s of its
-# 1.0 s start compiling, and the suite starts hundreds of them.
+# compiles its modules from source again, and the suite starts hundreds of servers
+# and clients (the time it costs: docs/development.md).
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: run test lint proto install clean bench bench-carriers bench-cores bench-stores bench-instructions tck tck10 itk chaos soak browser docs
